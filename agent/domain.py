@@ -1,0 +1,326 @@
+"""The Investigation aggregate and the values it owns.
+
+An Investigation owns its state, messages, evidence, diagnosis and draft and
+refuses an illegal transition. `version` is the optimistic-concurrency
+counter: the store saves only over the version it read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent.errors import IllegalTransition, InputError, StaleDraft
+
+MAX_QUESTION_CHARS = 2000
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class State(StrEnum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    WAITING_FOR_OPERATOR = "WAITING_FOR_OPERATOR"
+    COMPLETED = "COMPLETED"
+    STOPPED = "STOPPED"
+    PUBLISH_QUEUED = "PUBLISH_QUEUED"
+    PUBLISHED = "PUBLISHED"
+    PUBLISH_UNKNOWN = "PUBLISH_UNKNOWN"
+
+
+TRANSITIONS: dict[State, frozenset[State]] = {
+    State.QUEUED: frozenset({State.RUNNING, State.STOPPED}),
+    State.RUNNING: frozenset(
+        {State.WAITING_FOR_OPERATOR, State.COMPLETED, State.STOPPED, State.RUNNING}
+    ),
+    State.WAITING_FOR_OPERATOR: frozenset({State.RUNNING, State.STOPPED}),
+    # A stopped run may be continued with more budget.
+    State.STOPPED: frozenset({State.RUNNING}),
+    State.COMPLETED: frozenset({State.PUBLISH_QUEUED}),
+    State.PUBLISH_QUEUED: frozenset({State.PUBLISHED, State.PUBLISH_UNKNOWN}),
+    State.PUBLISH_UNKNOWN: frozenset({State.PUBLISHED, State.PUBLISH_QUEUED}),
+    State.PUBLISHED: frozenset(),
+}
+
+
+class Scope(BaseModel):
+    """What the investigation is authorized to read. Set by configuration, never by the model."""
+
+    project_key: str
+    repository: str
+    sentry_organization: str
+    sentry_project: str
+    release_prefix: str = ""
+    language: str = "en"
+    since: datetime
+    until: datetime
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Message(BaseModel):
+    """A chat-completions-shaped message.
+
+    `data` carries a tool result's structured content; adapters that talk to a
+    real model send only `content`.
+    """
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    evidence_id: str | None = None
+    data: Any = None
+
+
+class Evidence(BaseModel):
+    id: str
+    source: str
+    tool: str
+    title: str
+    link: str | None = None
+    retrieved_at: datetime
+    content: str
+    content_hash: str
+    path: str | None = None
+    revision: str | None = None
+    data: Any = None
+
+    def card(self) -> dict[str, Any]:
+        """The public view: what the JSON document and the surfaces show."""
+        return {
+            "id": self.id,
+            "source": self.source,
+            "tool": self.tool,
+            "title": self.title,
+            "link": self.link,
+            "retrieved_at": self.retrieved_at.isoformat(),
+            "path": self.path,
+            "revision": self.revision,
+            "content_hash": self.content_hash,
+        }
+
+
+class Fact(BaseModel):
+    text: str
+    evidence: list[str] = Field(min_length=1)
+    quote: str | None = None
+
+
+class Suspect(BaseModel):
+    path: str
+    line_start: int = Field(ge=1)
+    line_end: int = Field(ge=1)
+    commit: str | None = None
+
+
+class Diagnosis(BaseModel):
+    root_cause: str
+    facts: list[Fact] = Field(default_factory=list)
+    hypotheses: list[str] = Field(default_factory=list)
+    uncertainties: list[str] = Field(default_factory=list)
+    recommended_check: str = ""
+    suspect: Suspect | None = None
+    confidence: Literal["high", "medium", "low"] = "medium"
+
+
+class Draft(BaseModel):
+    repository: str
+    title: str
+    body: str
+    version: int = 1
+    hash: str = ""
+
+    def model_post_init(self, _context: Any) -> None:
+        if not self.hash:
+            self.hash = self.compute_hash(self.repository, self.title, self.body)
+
+    @staticmethod
+    def compute_hash(repository: str, title: str, body: str) -> str:
+        return sha256(json.dumps([repository, title, body], ensure_ascii=False))
+
+    def edited(self, *, version: int, title: str, body: str) -> Draft:
+        """A new version; the edit must name the version it was made from."""
+        if version != self.version:
+            raise StaleDraft(
+                f"edit of version {version}, but the draft is at version {self.version}"
+            )
+        title, body = title.strip(), body.strip()
+        if not title or not body:
+            raise InputError("a draft needs a title and a body")
+        return Draft(repository=self.repository, title=title, body=body, version=self.version + 1)
+
+    def check_approval(self, version: int, hash: str) -> None:
+        if version != self.version or hash != self.hash:
+            raise StaleDraft(
+                f"approval of version {version} ({hash[:8]}), "
+                f"but the draft is at version {self.version} ({self.hash[:8]})"
+            )
+
+
+class Stats(BaseModel):
+    model_calls: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    wall_seconds: float = 0.0
+
+
+class Investigation(BaseModel):
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    question: str
+    scope: Scope
+    state: State = State.QUEUED
+    version: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    requester: str | None = None
+    stop_reason: str | None = None
+    pending_question: str | None = None
+    messages: list[Message] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    draft: Draft | None = None
+    stats: Stats = Field(default_factory=Stats)
+    extra_budget: int = 0
+
+    @classmethod
+    def open(cls, question: str, scope: Scope, requester: str | None = None) -> Investigation:
+        question = " ".join(question.split())
+        if not question:
+            raise InputError("the question is empty")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InputError(
+                f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS}"
+            )
+        if scope.since >= scope.until:
+            raise InputError("the time window is empty: since must come before until")
+        return cls(question=question, scope=scope, requester=requester)
+
+    # -- state ---------------------------------------------------------------
+
+    def _move(self, to: State) -> None:
+        if to not in TRANSITIONS[self.state]:
+            raise IllegalTransition(f"{self.state} → {to} is not allowed")
+        self.state = to
+
+    def start(self) -> None:
+        if self.state is not State.QUEUED:
+            raise IllegalTransition(f"only a queued investigation starts ({self.state})")
+        self._move(State.RUNNING)
+        self.stop_reason = None
+
+    def ask(self, question: str) -> None:
+        self._move(State.WAITING_FOR_OPERATOR)
+        self.pending_question = question
+
+    def pending_call_id(self) -> str | None:
+        """The id of the ask_clarification call still waiting for its answer."""
+        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
+        for m in reversed(self.messages):
+            for call in m.tool_calls:
+                if call.name == "ask_clarification" and call.id not in answered:
+                    return call.id
+        return None
+
+    def answer(self, text: str) -> None:
+        """The operator's reply resumes the run; it becomes the clarification's tool result."""
+        if self.state is not State.WAITING_FOR_OPERATOR:
+            raise IllegalTransition(f"no question is pending ({self.state})")
+        text = text.strip()
+        if not text:
+            raise InputError("the answer is empty")
+        tool_call_id = self.pending_call_id()
+        if tool_call_id is None:
+            raise IllegalTransition("no clarification call is pending")
+        self.messages.append(
+            Message(role="tool", tool_call_id=tool_call_id, name="ask_clarification", content=text)
+        )
+        self.pending_question = None
+        self._move(State.RUNNING)
+
+    def complete(self, diagnosis: Diagnosis, draft: Draft) -> None:
+        self._move(State.COMPLETED)
+        self.diagnosis = diagnosis
+        self.draft = draft
+
+    def stop(self, reason: str, salvage: Diagnosis | None, draft: Draft | None = None) -> None:
+        self._move(State.STOPPED)
+        self.stop_reason = reason
+        self.diagnosis = salvage
+        self.draft = draft
+
+    def continue_with(self, extra_calls: int) -> None:
+        if self.state is not State.STOPPED:
+            raise IllegalTransition(f"only a stopped investigation can continue ({self.state})")
+        self.extra_budget += extra_calls
+        self._move(State.RUNNING)
+        self.stop_reason = None
+
+    def move_to(self, to: State) -> None:
+        """Publishing states; the publisher owns their meaning."""
+        self._move(to)
+
+    # -- evidence and drafts -------------------------------------------------
+
+    def add_evidence(
+        self,
+        *,
+        source: str,
+        tool: str,
+        title: str,
+        content: str,
+        link: str | None = None,
+        path: str | None = None,
+        revision: str | None = None,
+        data: Any = None,
+    ) -> Evidence:
+        ev = Evidence(
+            id=f"E{len(self.evidence) + 1}",
+            source=source,
+            tool=tool,
+            title=title,
+            link=link,
+            retrieved_at=utcnow(),
+            content=content,
+            content_hash=sha256(content),
+            path=path,
+            revision=revision,
+            data=data,
+        )
+        self.evidence.append(ev)
+        return ev
+
+    def evidence_by_id(self, evidence_id: str) -> Evidence | None:
+        for ev in self.evidence:
+            if ev.id == evidence_id:
+                return ev
+        return None
+
+    def edit_draft(self, *, version: int, title: str, body: str) -> Draft:
+        if self.draft is None:
+            raise IllegalTransition("there is no draft to edit")
+        if self.state not in (State.COMPLETED, State.STOPPED):
+            raise IllegalTransition(f"the draft can no longer be edited ({self.state})")
+        self.draft = self.draft.edited(version=version, title=title, body=body)
+        return self.draft
+
+
+def default_window(now: datetime, hours: int = 24) -> tuple[datetime, datetime]:
+    return now - timedelta(hours=hours), now

@@ -1,0 +1,348 @@
+"""The investigation loop: the model proposes, the application validates, executes and records.
+
+Everything the loop learns is written to the Investigation and saved at once, so a
+surface (Slack, the terminal) can follow from the store and a worker that dies can be
+replaced by another that resumes from the saved messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent import prompt, report
+from agent.budget import Budget, Limits, Phase
+from agent.domain import Diagnosis, Draft, Fact, Investigation, Message, State, Suspect, ToolCall
+from agent.errors import IllegalTransition, SourceUnavailable, ToolFailure
+from agent.ports import Model, Retriever, RevisionFiles, ToolResult
+from agent.tools.catalog import Catalog
+from agent.tools.local import LOCAL_TOOLS, search_knowledge
+
+log = logging.getLogger(__name__)
+
+Save = Callable[[Investigation], Awaitable[None]]
+
+NUDGE = (
+    "Call finish_investigation now with your diagnosis: facts that cite evidence ids, "
+    "hypotheses, uncertainties and the suspect file, line and commit."
+)
+
+
+class Loop:
+    def __init__(
+        self,
+        *,
+        model: Model,
+        catalog: Catalog,
+        retriever: Retriever | None,
+        save: Save,
+        files: RevisionFiles | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.model = model
+        self.catalog = catalog
+        self.retriever = retriever
+        self.save = save
+        self.files = files
+        self.limits = limits or Limits()
+        self.clock = clock
+
+    async def run(self, inv: Investigation) -> Investigation:
+        """Run until the investigation completes, stops, or waits for the operator."""
+        if inv.state is State.QUEUED:
+            inv.start()
+        elif inv.state is not State.RUNNING:
+            raise IllegalTransition(f"cannot run an investigation in state {inv.state}")
+        budget = Budget(self.limits.with_extra(inv.extra_budget), inv.stats)
+        started, before = self.clock(), inv.stats.wall_seconds
+        if not inv.messages:
+            inv.messages.extend(prompt.opening(inv, budget))
+        await self.save(inv)
+
+        nudged = False
+        while inv.state is State.RUNNING:
+            elapsed = before + self.clock() - started
+            inv.stats.wall_seconds = round(elapsed, 4)
+            pending = unanswered_calls(inv)
+            if pending:
+                # A worker died between the model's answer and its tool results.
+                await self._execute(inv, pending, budget)
+                continue
+            reason = budget.exhausted(elapsed)
+            if reason:
+                await self._stop(inv, reason)
+                break
+            phase = budget.phase(context_chars(inv.messages))
+            tools = await self.catalog.specs(phase)
+            try:
+                response = await self.model.request(list(inv.messages), tools)
+            except Exception as exc:
+                log.warning("model request failed: %s", type(exc).__name__)
+                await self._stop(inv, f"the model is unavailable ({type(exc).__name__})")
+                break
+            inv.stats.model_calls += 1
+            inv.stats.input_tokens += response.usage.input_tokens
+            inv.stats.output_tokens += response.usage.output_tokens
+            message = response.message.model_copy(update={"role": "assistant"})
+            inv.messages.append(message)
+            await self.save(inv)
+            if message.tool_calls:
+                nudged = False
+                await self._execute(inv, message.tool_calls, budget, phase)
+            elif not nudged:
+                nudged = True
+                inv.messages.append(Message(role="user", content=NUDGE))
+                await self.save(inv)
+            else:
+                await self._stop(
+                    inv, "the model ended without calling finish_investigation", message.content
+                )
+        inv.stats.wall_seconds = round(before + self.clock() - started, 4)
+        await self.save(inv)
+        return inv
+
+    async def _execute(
+        self,
+        inv: Investigation,
+        calls: list[ToolCall],
+        budget: Budget,
+        phase: Phase | None = None,
+    ) -> None:
+        # Calls are judged by the catalog the model was shown when it made them.
+        phase = phase or budget.phase(context_chars(inv.messages))
+        offered = {spec.name for spec in await self.catalog.specs(phase)}
+        asks: list[ToolCall] = []
+        for call in calls:
+            if inv.state is not State.RUNNING:
+                # finish was accepted (or the run stopped): the rest are answered, not run.
+                self._reply(inv, call, "not executed: the investigation has ended", error=True)
+                continue
+            if call.name == "ask_clarification" and call.name in offered:
+                asks.append(call)
+                continue
+            inv.stats.tool_calls += 1
+            await self._one(inv, call, offered, budget, phase)
+            await self.save(inv)
+        if asks and inv.state is State.RUNNING:
+            for extra in asks[1:]:
+                self._reply(inv, extra, "only one question at a time", error=True)
+            inv.stats.tool_calls += 1
+            question = str(asks[0].arguments.get("question") or "").strip()
+            if question:
+                inv.ask(question[:1000])
+            else:
+                self._reply(inv, asks[0], "ask_clarification needs a question", error=True)
+            await self.save(inv)
+
+    async def _one(
+        self, inv: Investigation, call: ToolCall, offered: set[str], budget: Budget, phase: Phase
+    ) -> None:
+        if call.name not in offered:
+            why = "unknown tool" if call.name not in await self._known() else "not available now"
+            self._reply(inv, call, f"{why}: {call.name!r} ({phase} phase)", error=True)
+            return
+        if is_repeated(inv, call):
+            self._reply(inv, call, "refused: an identical call was already made", error=True)
+            return
+        if call.name == "finish_investigation":
+            try:
+                diagnosis, title, body = await self._validate_finish(inv, call.arguments)
+            except ToolFailure as exc:
+                self._reply(inv, call, f"finish_investigation refused: {exc}", error=True)
+                return
+            draft = report.draft_for(inv, diagnosis, title)
+            if body:
+                draft = Draft(repository=draft.repository, title=draft.title, body=body)
+            self._reply(inv, call, "diagnosis accepted")
+            inv.complete(diagnosis, draft)
+            return
+        if inv.stats.tool_calls > budget.limits.tool_calls:
+            self._reply(inv, call, "the tool-call budget is spent: finish now", error=True)
+            return
+        try:
+            result = await self._call(inv, call)
+        except SourceUnavailable as exc:
+            self._reply(inv, call, f"source unavailable: {exc}", error=True)
+            await self._stop(inv, f"a source is unavailable: {exc}")
+            return
+        if result.is_error:
+            self._reply(inv, call, result.text[: self.limits.result_chars], error=True)
+            return
+        text = result.text
+        if len(text) > self.limits.result_chars:
+            text = text[: self.limits.result_chars] + "\n[truncated]"
+        ev = inv.add_evidence(
+            source=result.source,
+            tool=call.name,
+            title=result.title,
+            content=text,
+            link=result.link,
+            path=result.path,
+            revision=result.revision,
+            data=result.data,
+        )
+        inv.messages.append(
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                name=call.name,
+                evidence_id=ev.id,
+                content=f"[{ev.id}] {ev.title}\n{text}",
+                data=result.data,
+            )
+        )
+
+    async def _call(self, inv: Investigation, call: ToolCall) -> ToolResult:
+        try:
+            if call.name == "search_knowledge":
+                if self.retriever is None:
+                    return ToolResult(
+                        text="no documentation is configured",
+                        title="docs",
+                        source="docs",
+                        is_error=True,
+                    )
+                # The docs are read at the revision the code evidence was read at.
+                revision = next(
+                    (
+                        ev.revision
+                        for ev in reversed(inv.evidence)
+                        if ev.source == "code" and ev.revision
+                    ),
+                    None,
+                )
+                return await search_knowledge(
+                    self.retriever, call.arguments, inv.scope.repository, revision
+                )
+            return await self.catalog.call(call.name, call.arguments)
+        except SourceUnavailable:
+            raise
+        except Exception as exc:  # a broken tool is the model's news, not a crash
+            log.warning("tool %s failed: %s", call.name, type(exc).__name__)
+            return ToolResult(
+                text=f"the tool failed: {type(exc).__name__}: {str(exc)[:300]}",
+                title=call.name,
+                source="local",
+                is_error=True,
+            )
+
+    async def _known(self) -> set[str]:
+        return set(await self.catalog.entries()) | {t.name for t in LOCAL_TOOLS}
+
+    def _reply(self, inv: Investigation, call: ToolCall, text: str, error: bool = False) -> None:
+        inv.messages.append(
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                name=call.name,
+                content=("ERROR: " + text) if error else text,
+            )
+        )
+
+    async def _stop(self, inv: Investigation, reason: str, prose: str | None = None) -> None:
+        for call in unanswered_calls(inv):
+            self._reply(inv, call, f"not executed: {reason}", error=True)
+        diagnosis = report.salvage(inv, reason, prose)
+        inv.stop(reason, diagnosis)
+        await self.save(inv)
+
+    async def _validate_finish(
+        self, inv: Investigation, args: dict[str, Any]
+    ) -> tuple[Diagnosis, str | None, str | None]:
+        problems: list[str] = []
+        try:
+            facts = [Fact.model_validate(f) for f in args.get("facts") or []]
+            suspect = Suspect.model_validate(args["suspect"]) if args.get("suspect") else None
+            diagnosis = Diagnosis(
+                root_cause=str(args.get("root_cause") or "").strip(),
+                facts=facts,
+                hypotheses=[str(h) for h in args.get("hypotheses") or []],
+                uncertainties=[str(u) for u in args.get("uncertainties") or []],
+                recommended_check=str(args.get("recommended_check") or ""),
+                suspect=suspect,
+                confidence=args.get("confidence") or "low",
+            )
+        except (ValidationError, TypeError, KeyError) as exc:
+            raise ToolFailure(f"malformed arguments: {short_errors(exc)}") from None
+        if not diagnosis.root_cause:
+            problems.append("root_cause is empty")
+        if not diagnosis.facts:
+            problems.append("at least one fact citing evidence is needed")
+        for i, fact in enumerate(diagnosis.facts, 1):
+            missing = [e for e in fact.evidence if inv.evidence_by_id(e) is None]
+            if missing:
+                problems.append(f"fact {i} cites evidence that does not exist: {missing}")
+            elif fact.quote and not any(
+                squash(fact.quote) in squash(inv.evidence_by_id(e).content)  # type: ignore[union-attr]
+                for e in fact.evidence
+            ):
+                problems.append(f"fact {i}: the quote does not appear in {fact.evidence}")
+        s = diagnosis.suspect
+        if s is not None:
+            if s.line_end < s.line_start:
+                problems.append("suspect.line_end is before line_start")
+            revision = (args.get("suspect") or {}).get("revision")
+            if self.files is not None and not await self._suspect_exists(inv, s.path, revision):
+                problems.append(f"suspect file {s.path!r} does not exist at the running revision")
+        if problems:
+            raise ToolFailure("; ".join(problems))
+        return diagnosis, args.get("issue_title") or None, args.get("issue_body") or None
+
+    async def _suspect_exists(self, inv: Investigation, path: str, revision: str | None) -> bool:
+        assert self.files is not None
+        revisions = [revision] if revision else []
+        revisions += [ev.revision for ev in inv.evidence if ev.source == "code" and ev.revision]
+        for rev in dict.fromkeys(revisions):
+            try:
+                if await self.files.file_exists(path, rev):
+                    return True
+            except Exception:
+                continue
+        return False
+
+
+def unanswered_calls(inv: Investigation) -> list[ToolCall]:
+    """Tool calls of the last assistant message that have no result yet."""
+    for i in range(len(inv.messages) - 1, -1, -1):
+        m = inv.messages[i]
+        if m.role == "assistant":
+            answered = {x.tool_call_id for x in inv.messages[i + 1 :] if x.role == "tool"}
+            return [c for c in m.tool_calls if c.id not in answered]
+    return []
+
+
+def is_repeated(inv: Investigation, call: ToolCall) -> bool:
+    key = call_key(call)
+    for m in inv.messages:
+        for earlier in m.tool_calls:
+            if earlier.id == call.id:
+                return False  # only calls made before this one count
+            if call_key(earlier) == key:
+                return True
+    return False
+
+
+def call_key(call: ToolCall) -> str:
+    return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
+
+
+def context_chars(messages: list[Message]) -> int:
+    return sum(len(m.content) + sum(len(str(c.arguments)) for c in m.tool_calls) for m in messages)
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def short_errors(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]
+        )
+    return str(exc)[:200]

@@ -1,0 +1,707 @@
+"""The offline investigator: a Model adapter with no LLM behind it.
+
+It reads the transcript (the results of the tools it asked for) and decides the
+next call, following the evidence chain: the issue the question is about → its
+newest event → the crashing in-app frame → the code at the release → blame of
+the crash line and the recent changes → the change that explains the exception
+→ the docs about the identifiers involved → a cited diagnosis.
+
+It is a pure function of the transcript, so a resumed run picks up where the
+last one stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from agent import stacktrace
+from agent.domain import Message, Scope, ToolCall
+from agent.models import relevance
+from agent.models.words import Words, words_for
+from agent.ports import ModelResponse, ToolSpec
+
+SENTRY_SEARCH = "sentry__search_issues"
+SENTRY_DETAILS = "sentry__get_issue_details"
+LIST_FILES = "code__list_directory"
+SHOW = "git__git_show"
+BLAME = "code__git_blame"
+CHANGES = "code__git_changes"
+DOCS = "search_knowledge"
+ASK = "ask_clarification"
+FINISH = "finish_investigation"
+
+NULLISH = re.compile(
+    r"null|none|nil|undefined|keyerror|attributeerror|typeerror|nullpointer|indexerror|"
+    r"index out of range|nil map|nosuchelement|missing",
+    re.IGNORECASE,
+)
+GUARD = re.compile(
+    r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\|\||\.get\(|getOrDefault|"
+    r"\bdefault\b|Optional|\bif\b|\bok\b|len\(",
+)
+# Words that say nothing about *which* code is involved.
+CODE_NOISE = {
+    "return",
+    "if",
+    "else",
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "int",
+    "str",
+    "new",
+    "this",
+    "self",
+    "var",
+    "let",
+    "const",
+    "def",
+    "func",
+    "function",
+    "public",
+    "private",
+    "static",
+    "final",
+    "string",
+    "void",
+    "class",
+    "value",
+    "values",
+    "undefined",
+    "err",
+    "error",
+    "exception",
+    "cannot",
+    "because",
+    "invoke",
+    "reading",
+    "properties",
+    "of",
+    "object",
+    "type",
+    "len",
+    "range",
+    "index",
+    "key",
+    "java",
+    "lang",
+}
+
+
+Action = tuple[str, dict[str, Any]]
+
+
+@dataclass
+class Result:
+    name: str
+    arguments: dict[str, Any]
+    content: str
+    data: Any
+    evidence_id: str | None
+    is_error: bool
+
+
+@dataclass
+class Trail:
+    """The transcript, indexed by tool name."""
+
+    question: str
+    results: dict[str, list[Result]] = field(default_factory=dict)
+    answers: list[str] = field(default_factory=list)
+    asked: int = 0
+    call_count: int = 0
+
+    @classmethod
+    def read(cls, messages: list[Message]) -> Trail:
+        opening = next((m.content for m in messages if m.role == "user"), "")
+        # The opening message states the question first; the scope after it is not the ask.
+        question = opening.removeprefix("Question: ").split("\n\n", 1)[0]
+        trail = cls(question=question)
+        calls: dict[str, ToolCall] = {}
+        for m in messages:
+            for call in m.tool_calls:
+                calls[call.id] = call
+                trail.call_count += 1
+                if call.name == ASK:
+                    trail.asked += 1
+            if m.role == "tool" and m.tool_call_id in calls:
+                call = calls[m.tool_call_id]
+                if call.name == ASK:
+                    trail.answers.append(m.content)
+                    continue
+                trail.results.setdefault(call.name, []).append(
+                    Result(
+                        call.name,
+                        call.arguments,
+                        strip_header(m.content),
+                        m.data,
+                        m.evidence_id,
+                        m.content.startswith("ERROR:"),
+                    )
+                )
+        return trail
+
+    def last(self, name: str) -> Result | None:
+        found = self.results.get(name)
+        return found[-1] if found else None
+
+    def ok(self, name: str) -> Result | None:
+        r = self.last(name)
+        return r if r is not None and not r.is_error else None
+
+
+def strip_header(content: str) -> str:
+    """Tool messages open with "[E3] title"; the tool's own text follows."""
+    if content.startswith("[E"):
+        return content.split("\n", 1)[1] if "\n" in content else ""
+    return content
+
+
+class OfflineInvestigator:
+    """Investigates from the evidence itself; needs no model and no network."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.words: Words = words_for(scope.language)
+
+    async def request(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
+        offered = {t.name for t in tools}
+        trail = Trail.read(messages)
+        action = self.decide(trail, offered)
+        if isinstance(action, str):
+            return ModelResponse(message=Message(role="assistant", content=action))
+        actions = action if isinstance(action, list) else [action]
+        actions = [(n, a) for n, a in actions if n in offered]
+        if not actions:
+            actions = [(FINISH, self.conclude(trail))]
+        calls = [
+            ToolCall(id=f"call_{trail.call_count + i}", name=name, arguments=arguments)
+            for i, (name, arguments) in enumerate(actions, 1)
+        ]
+        return ModelResponse(message=Message(role="assistant", tool_calls=calls))
+
+    # -- the chain -----------------------------------------------------------
+
+    def decide(self, trail: Trail, offered: set[str]) -> Action | list[Action] | str:
+        s = self.scope
+        if FINISH in offered and offered == {FINISH}:
+            return FINISH, self.conclude(trail)
+        search = trail.last(SENTRY_SEARCH)
+        if search is None:
+            return SENTRY_SEARCH, {
+                "organizationSlug": s.sentry_organization,
+                "projectSlugOrId": s.sentry_project,
+                "query": "is:unresolved",
+                "sort": "date",
+                "limit": 50,
+            }
+        if search.is_error:
+            return f"{self.words.tracker_unreadable}: {search.content[:300]}"
+        issues = (search.data or {}).get("issues") or []
+        if not issues:
+            return FINISH, self.conclude(trail)
+        choice = self.choose_issue(trail, issues)
+        if isinstance(choice, str):
+            if ASK in offered and trail.asked == 0:
+                return ASK, {"question": choice}
+            choice = relevance.rank(trail.question, issues, s.since)[0][2]
+        details = trail.last(SENTRY_DETAILS)
+        if details is None:
+            return SENTRY_DETAILS, {
+                "organizationSlug": s.sentry_organization,
+                "issueId": str(choice.get("shortId") or choice.get("id")),
+            }
+        event = (details.data or {}).get("event") if not details.is_error else None
+        if not event:
+            return FINISH, self.conclude(trail)
+        sha = self.revision(trail, event)
+        if sha is None:
+            if ASK in offered and trail.asked == 0:
+                return ASK, {"question": self.words.which_revision}
+            return FINISH, self.conclude(trail)
+        listing = trail.last(LIST_FILES)
+        if listing is None:
+            return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
+        files = (listing.data or {}).get("entries") or []
+        crash = stacktrace.crash_frame(stacktrace.exceptions(event), files)
+        if crash is None:
+            return FINISH, self.conclude(trail)
+        _, frame, path = crash
+        line = frame.lineno or 1
+        # Independent reads go out together, as parallel tool calls.
+        reads: list[Action] = []
+        if trail.last(SHOW) is None:
+            reads.append((SHOW, {"revision": f"{sha}:{path}"}))
+        if trail.last(BLAME) is None:
+            span = {"start_line": max(1, line - 2), "end_line": line + 2}
+            reads.append((BLAME, {"revision": sha, "path": path, **span}))
+        if trail.last(CHANGES) is None:
+            reads.append((CHANGES, {"head": sha, "max_commits": 15}))
+        reads = [r for r in reads if r[0] in offered]
+        if reads:
+            return reads
+        if DOCS in offered and trail.last(DOCS) is None:
+            analysis = self.analyse(trail)
+            if analysis is not None and analysis.doc_query:
+                return DOCS, {"query": analysis.doc_query}
+        return FINISH, self.conclude(trail)
+
+    def choose_issue(self, trail: Trail, issues: list[dict[str, Any]]) -> dict[str, Any] | str:
+        """The issue to follow, or a question for the operator when nothing tells them apart."""
+        for answer in trail.answers:
+            for issue in issues:
+                ids = {str(issue.get("shortId", "")).lower(), str(issue.get("id", ""))}
+                if any(tok.lower().strip(".,;:") in ids for tok in answer.split()):
+                    return issue
+        text = " ".join([trail.question, *trail.answers])
+        ranked = relevance.rank(text, issues, self.scope.since)
+        if len(ranked) == 1 or trail.answers:
+            return ranked[0][2]
+        (lex1, tot1, best), (_, tot2, _) = ranked[0], ranked[1]
+        if lex1 == 0 and tot1 == tot2:
+            options = "; ".join(
+                f"{i.get('shortId')}: {str(i.get('title'))[:80]}" for _, _, i in ranked[:4]
+            )
+            return f"{self.words.which_issue} {options}"
+        return best
+
+    def revision(self, trail: Trail, event: dict[str, Any]) -> str | None:
+        sha = stacktrace.release_sha(event, self.scope.release_prefix)
+        if sha:
+            return sha
+        for answer in trail.answers:
+            m = re.search(r"\b[0-9a-f]{7,40}\b", answer)
+            if m:
+                return m.group(0)
+        return None
+
+    # -- analysis ------------------------------------------------------------
+
+    def analyse(self, trail: Trail) -> Analysis | None:
+        details = trail.ok(SENTRY_DETAILS)
+        listing = trail.ok(LIST_FILES)
+        if details is None or listing is None:
+            return None
+        event = details.data["event"]
+        issue = details.data.get("issue") or {}
+        files = listing.data.get("entries") or []
+        excs = stacktrace.exceptions(event)
+        crash = stacktrace.crash_frame(excs, files)
+        if crash is None:
+            return None
+        exc, frame, path = crash
+        a = Analysis(issue=issue, event=event, exc=exc, frame=frame, path=path)
+        a.revision = self.revision(trail, event) or ""
+        a.nullish = bool(NULLISH.search(f"{exc.type} {exc.value}"))
+        a.stack = stacktrace.stack_paths(exc, files)
+        shown = trail.ok(SHOW)
+        if shown is not None:
+            lines = shown.content.splitlines()
+            if frame.lineno and 0 < frame.lineno <= len(lines):
+                a.crash_code = lines[frame.lineno - 1].strip()
+        if not a.crash_code and frame.context_line:
+            a.crash_code = frame.context_line.strip()
+        blame = trail.ok(BLAME)
+        if blame is not None:
+            for row in (blame.data or {}).get("lines", []):
+                if row.get("line") == frame.lineno:
+                    a.blame = row
+        changes = trail.ok(CHANGES)
+        if changes is not None:
+            pick_change(a, (changes.data or {}).get("commits") or [])
+        a.doc_query = doc_query(a)
+        return a
+
+    def conclude(self, trail: Trail) -> dict[str, Any]:
+        w = self.words
+        facts: list[dict[str, Any]] = []
+        hyps: list[str] = []
+        unsure: list[str] = []
+        search = trail.ok(SENTRY_SEARCH)
+        a = self.analyse(trail)
+        details = trail.ok(SENTRY_DETAILS)
+        if search is not None and details is None:
+            issues = (search.data or {}).get("issues") or []
+            facts.append(
+                {"text": w.issues_in_window(len(issues)), "evidence": [search.evidence_id]}
+            )
+            return {
+                "root_cause": w.no_issue,
+                "facts": facts,
+                "uncertainties": [w.no_issue_detail],
+                "recommended_check": w.check_tracker,
+                "confidence": "low",
+            }
+        if details is None:
+            return {"root_cause": w.nothing, "facts": [], "confidence": "low"}
+        issue = details.data.get("issue") or {}
+        event = details.data.get("event") or {}
+        if search is not None:
+            facts.append(
+                {
+                    "text": w.issue_fact(issue),
+                    "evidence": [search.evidence_id, details.evidence_id],
+                }
+            )
+        if a is None:
+            facts.append(
+                {"text": w.event_fact(event, None, None), "evidence": [details.evidence_id]}
+            )
+            return {
+                "root_cause": w.no_frame(event),
+                "facts": facts,
+                "uncertainties": [w.no_frame_detail],
+                "recommended_check": w.check_stack,
+                "confidence": "low",
+            }
+        facts.append(
+            {
+                "text": w.event_fact(event, a.exc, a),
+                "evidence": [details.evidence_id],
+            }
+        )
+        shown = trail.ok(SHOW)
+        if shown is not None and a.crash_code:
+            facts.append(
+                {
+                    "text": w.code_fact(a),
+                    "evidence": [shown.evidence_id],
+                    "quote": a.crash_code,
+                }
+            )
+        blame = trail.ok(BLAME)
+        if blame is not None and a.blame:
+            facts.append({"text": w.blame_fact(a), "evidence": [blame.evidence_id]})
+        changes = trail.ok(CHANGES)
+        if changes is not None and a.change is not None:
+            fact = {"text": w.change_fact(a), "evidence": [changes.evidence_id]}
+            quote = a.change_quote()
+            if quote:
+                fact["quote"] = quote
+            facts.append(fact)
+        docs = trail.ok(DOCS)
+        doc_path = None
+        if docs is not None:
+            passages = (docs.data or {}).get("passages") or []
+            if passages:
+                top = passages[0]
+                doc_path = top["path"]
+                quote = best_line(top["text"], a.doc_terms, a.nullish)
+                fact = {"text": w.doc_fact(top, quote), "evidence": [docs.evidence_id]}
+                if quote:
+                    fact["quote"] = quote
+                facts.append(fact)
+        suspect_path, line, commit = a.suspect()
+        hyps.append(w.hypothesis(a))
+        if a.change is not None and a.change.path != a.path:
+            hyps.append(w.elsewhere(a))
+        if a.change is None:
+            unsure.append(w.no_change_found)
+        if not a.previous_known:
+            unsure.append(w.no_previous_release)
+        if doc_path is None:
+            unsure.append(w.no_docs)
+        unsure.append(w.one_event)
+        confidence = "low"
+        if a.change is not None and a.change_score >= 8 and doc_path:
+            confidence = "high"
+        elif a.change is not None and a.change_score >= 4:
+            confidence = "medium"
+        suspect = {
+            "path": suspect_path,
+            "line_start": line,
+            "line_end": line,
+            "revision": a.revision,
+        }
+        if commit:
+            suspect["commit"] = commit
+        return {
+            "root_cause": w.root_cause(a),
+            "facts": [f for f in facts if all(f["evidence"])],
+            "hypotheses": hyps,
+            "uncertainties": unsure,
+            "recommended_check": w.check(a, doc_path),
+            "suspect": suspect,
+            "confidence": confidence,
+            "issue_title": w.title(a),
+        }
+
+
+@dataclass
+class Change:
+    sha: str
+    summary: str
+    author: str
+    date: str
+    path: str
+    hunk: dict[str, Any]
+    line: int
+
+
+@dataclass
+class Analysis:
+    issue: dict[str, Any]
+    event: dict[str, Any]
+    exc: stacktrace.ExceptionInfo
+    frame: stacktrace.Frame
+    path: str
+    revision: str = ""
+    stack: list[tuple[stacktrace.Frame, str]] = field(default_factory=list)
+    crash_code: str = ""
+    blame: dict[str, Any] | None = None
+    change: Change | None = None
+    change_score: float = 0.0
+    previous_known: bool = False
+    doc_query: str = ""
+    nullish: bool = False
+    doc_terms: list[str] = field(default_factory=list)
+
+    def suspect(self) -> tuple[str, int, str | None]:
+        if self.change is not None:
+            return self.change.path, self.change.line, self.change.sha
+        commit = self.blame.get("commit") if self.blame else None
+        return self.path, self.frame.lineno or 1, commit
+
+    def change_quote(self) -> str | None:
+        if self.change is None:
+            return None
+        for n, text in self.change.hunk.get("added") or []:
+            if n == self.change.line and text.strip():
+                return text.strip()
+        return None
+
+    def exception_terms(self) -> list[str]:
+        return [t for t in stacktrace.identifiers(f"{self.exc.value}") if useful(t)]
+
+    def crash_terms(self) -> list[str]:
+        return [t for t in stacktrace.identifiers(self.crash_code) if useful(t)]
+
+
+def useful(term: str) -> bool:
+    return len(term) > 2 and term.lower() not in CODE_NOISE
+
+
+def parts(term: str) -> set[str]:
+    """`customerReference` → {customerreference, customer, reference}; `a.b` likewise."""
+    out = {term.lower()}
+    for piece in re.split(r"[._\-/:]", term):
+        if piece:
+            out.add(piece.lower())
+            out.update(p.lower() for p in relevance._CAMEL.findall(piece) if len(p) > 2)
+    return {p for p in out if useful(p)}
+
+
+def pick_change(a: Analysis, commits: list[dict[str, Any]]) -> None:
+    """Score every hunk of the recent history against the crash; keep the best."""
+    first_seen = relevance.parse_time(a.issue.get("firstSeen"))
+    exc_terms = (
+        set().union(*(parts(t) for t in a.exception_terms())) if a.exception_terms() else set()
+    )
+    crash_terms = set().union(*(parts(t) for t in a.crash_terms())) if a.crash_terms() else set()
+    nullish = bool(NULLISH.search(f"{a.exc.type} {a.exc.value}"))
+    blamed = (a.blame or {}).get("commit")
+    stack_by_path: dict[str, list[stacktrace.Frame]] = {}
+    for fr, p in a.stack:
+        stack_by_path.setdefault(p, []).append(fr)
+    best: tuple[float, Change] | None = None
+    rank_ = 0
+    for commit in commits:
+        when = relevance.parse_time(commit.get("date"))
+        if first_seen and when and when > first_seen:
+            continue  # landed after the errors began: not their cause
+        recency = 1.5 / (1 + rank_)
+        rank_ += 1
+        for f in commit.get("files") or []:
+            path = f.get("path") or ""
+            if path.lower().endswith((".md", ".markdown", ".txt", ".rst")):
+                continue
+            for hunk in f.get("hunks") or []:
+                score, line = score_hunk(
+                    a, path, hunk, exc_terms, crash_terms, nullish, stack_by_path
+                )
+                if score <= 0:
+                    continue
+                score += recency
+                if blamed and commit.get("sha") == blamed and path == a.path:
+                    score += 2
+                if best is None or score > best[0]:
+                    best = (
+                        score,
+                        Change(
+                            sha=commit.get("sha", ""),
+                            summary=commit.get("summary", ""),
+                            author=commit.get("author", ""),
+                            date=commit.get("date", ""),
+                            path=path,
+                            hunk=hunk,
+                            line=line,
+                        ),
+                    )
+    if best is not None and best[0] >= 3:
+        a.change_score, a.change = best
+
+
+def score_hunk(
+    a: Analysis,
+    path: str,
+    hunk: dict[str, Any],
+    exc_terms: set[str],
+    crash_terms: set[str],
+    nullish: bool,
+    stack_by_path: dict[str, list[stacktrace.Frame]],
+) -> tuple[float, int]:
+    added = [(int(n), str(t)) for n, t in hunk.get("added") or []]
+    removed = [str(t) for _, t in hunk.get("removed") or []]
+    new_start, new_lines = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
+    score = 0.0
+    crash_line = a.frame.lineno or 0
+    if path == a.path and any(n == crash_line for n, _ in added):
+        score += 6
+    elif path == a.path and new_start <= crash_line < new_start + max(new_lines, 1):
+        score += 3
+    for fr in stack_by_path.get(path, []):
+        if fr is a.frame:
+            continue
+        if fr.lineno and new_start <= fr.lineno < new_start + max(new_lines, 1):
+            score += 3
+            break
+        if fr.function and fr.function in str(hunk.get("function") or ""):
+            score += 2
+            break
+    changed = " ".join([t for _, t in added] + removed)
+    changed_terms = (
+        set().union(*(parts(t) for t in stacktrace.identifiers(changed)))
+        if changed.strip()
+        else set()
+    )
+    score += min(6.0, 1.5 * len(exc_terms & changed_terms) + 1.0 * len(crash_terms & changed_terms))
+    defined = defined_names(hunk)
+    if defined & crash_terms and path != a.path:
+        score += 3  # the crash line calls something this hunk changed
+    if (
+        nullish
+        and any(GUARD.search(r) for r in removed)
+        and not all(GUARD.search(t) for _, t in added)
+    ):
+        score += 2
+    if int(hunk.get("old_lines") or 0) == 0 and new_lines > 15:
+        score *= 0.3  # a whole new file: everything was "changed"
+    line = suspect_line(
+        added, exc_terms | crash_terms, crash_line if path == a.path else 0, new_start
+    )
+    return score, line
+
+
+def defined_names(hunk: dict[str, Any]) -> set[str]:
+    text = str(hunk.get("function") or "") + " " + " ".join(t for _, t in (hunk.get("added") or []))
+    names = re.findall(
+        r"(?:def|func|function|fun|class|record|interface|struct|type)\s+(?:\([^)]*\)\s*)?"
+        r"([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)",
+        text,
+    )
+    out = set()
+    for pair in names:
+        for n in pair:
+            if n:
+                out |= parts(n)
+    return out
+
+
+def suspect_line(added: list[tuple[int, str]], terms: set[str], crash_line: int, start: int) -> int:
+    meaningful = [(n, t) for n, t in added if t.strip() and t.strip() not in "{}()[];"]
+    if not meaningful:
+        return max(1, start)
+    if any(n == crash_line for n, _ in meaningful):
+        return crash_line
+
+    def weight(item: tuple[int, str]) -> int:
+        found = (
+            set().union(*(parts(x) for x in stacktrace.identifiers(item[1]))) if item[1] else set()
+        )
+        return len(found & terms)
+
+    best = max(meaningful, key=weight)
+    return best[0] if weight(best) > 0 else meaningful[0][0]
+
+
+def doc_query(a: Analysis) -> str:
+    terms: list[str] = []
+    terms += a.exception_terms()
+    terms += a.crash_terms()
+    if a.change is not None:
+        changed = (
+            " ".join(t for _, t in a.change.hunk.get("added") or [])
+            + " "
+            + " ".join(t for _, t in a.change.hunk.get("removed") or [])
+        )
+        terms += [t for t in stacktrace.identifiers(changed) if useful(t)]
+    if a.frame.function and useful(a.frame.function.strip("<>")):
+        terms.append(a.frame.function.strip("<>"))
+    stem_ = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if useful(stem_):
+        terms.append(stem_)
+    seen: dict[str, None] = {}
+    for t in terms:
+        for piece in re.split(r"[.]", t):
+            if useful(piece) and piece.lower() not in {s.lower() for s in seen}:
+                seen[piece] = None
+    a.doc_terms = list(seen)[:12]
+    return " ".join(a.doc_terms)
+
+
+ABSENCE = {
+    "null",
+    "none",
+    "nil",
+    "undefined",
+    "missing",
+    "optional",
+    "omitted",
+    "absent",
+    "opcional",
+    "omitido",
+    "ausente",
+    "vacía",
+    "empty",
+    "default",
+}
+
+
+def best_line(text: str, terms: list[str], nullish: bool = False) -> str | None:
+    """The line of a passage that says most about the terms (and about absence, if nullish)."""
+    wanted = set().union(*(parts(t) for t in terms)) if terms else set()
+    best, best_score = None, 0
+    for line in logical_lines(text):
+        s = line.strip()
+        if not s or s.startswith("#") or set(s) <= set("|-: `"):
+            continue
+        found = set().union(*(parts(t) for t in stacktrace.identifiers(s))) if s else set()
+        score = len(found & wanted)
+        if nullish:
+            score += len(ABSENCE & set(re.findall(r"\w+", s.lower())))
+        if score > best_score:
+            best, best_score = s, score
+    return best
+
+
+def logical_lines(text: str) -> list[str]:
+    """Lines with their wrapped continuations joined; list markers dropped."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        starts = not line or re.match(r"^([-*+]|\d+[.)]|#|\||>|```)", line)
+        if out and line and not starts and out[-1] and not out[-1].startswith(("#", "|")):
+            out[-1] += " " + line
+        else:
+            out.append(re.sub(r"^([-*+]|\d+[.)])\s+", "", line))
+    return out
+
+
+def iso_day(value: str | None) -> str:
+    when = relevance.parse_time(value)
+    return when.strftime("%Y-%m-%d %H:%M UTC") if isinstance(when, datetime) else str(value or "?")

@@ -1,0 +1,328 @@
+"""Which error-tracker issue is the question about?
+
+Ranks issues by how well their title, culprit and metadata answer the operator's
+words (in English or Spanish), not by how many events they have. Newness in the
+window breaks ties, because a regression is what an operator usually asks about.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from datetime import datetime
+from typing import Any
+
+# Spanish → the English word code usually uses. Generic software vocabulary only.
+GLOSSARY = {
+    "guardar": "save",
+    "guarda": "save",
+    "crear": "create",
+    "alta": "create",
+    "anadir": "add",
+    "agregar": "add",
+    "insertar": "insert",
+    "actualizar": "update",
+    "editar": "edit",
+    "modificar": "update",
+    "borrar": "delete",
+    "eliminar": "delete",
+    "buscar": "search",
+    "busqueda": "search",
+    "listar": "list",
+    "listado": "list",
+    "ver": "view",
+    "consultar": "get",
+    "obtener": "get",
+    "leer": "read",
+    "cargar": "load",
+    "enviar": "send",
+    "subir": "upload",
+    "descargar": "download",
+    "exportar": "export",
+    "importar": "import",
+    "pagar": "pay",
+    "cobrar": "charge",
+    "reembolso": "refund",
+    "devolucion": "refund",
+    "iniciar": "login",
+    "sesion": "session",
+    "acceso": "login",
+    "registro": "signup",
+    "registrar": "register",
+    "pedido": "order",
+    "orden": "order",
+    "factura": "invoice",
+    "facturar": "invoice",
+    "pago": "payment",
+    "carrito": "cart",
+    "cesta": "cart",
+    "producto": "product",
+    "articulo": "item",
+    "usuario": "user",
+    "cliente": "customer",
+    "cuenta": "account",
+    "envio": "shipping",
+    "direccion": "address",
+    "precio": "price",
+    "descuento": "discount",
+    "cupon": "coupon",
+    "impuesto": "tax",
+    "inventario": "inventory",
+    "existencia": "stock",
+    "almacen": "warehouse",
+    "correo": "email",
+    "notificacion": "notification",
+    "informe": "report",
+    "reporte": "report",
+    "suscripcion": "subscription",
+    "tarifa": "rate",
+    "moneda": "currency",
+    "importe": "amount",
+    "total": "total",
+    "linea": "line",
+    "fecha": "date",
+    "archivo": "file",
+    "fichero": "file",
+    "imagen": "image",
+    "mensaje": "message",
+    "comentario": "comment",
+    "reserva": "booking",
+    "cita": "appointment",
+    "tarea": "task",
+    "proyecto": "project",
+    "equipo": "team",
+    "empresa": "company",
+    "contrasena": "password",
+    "clave": "key",
+    "token": "token",
+    "perfil": "profile",
+    "busca": "search",
+}
+
+# What an operator's verb suggests about the HTTP method of the failing request.
+METHODS = {
+    "POST": {
+        "save",
+        "create",
+        "add",
+        "insert",
+        "send",
+        "upload",
+        "pay",
+        "charge",
+        "checkout",
+        "signup",
+        "register",
+        "submit",
+        "place",
+        "import",
+        "login",
+        "book",
+        "store",
+    },
+    "PUT": {"update", "edit", "save", "modify", "change"},
+    "PATCH": {"update", "edit", "modify", "change"},
+    "DELETE": {"delete", "remove", "cancel"},
+    "GET": {
+        "search",
+        "list",
+        "view",
+        "get",
+        "read",
+        "load",
+        "download",
+        "export",
+        "find",
+        "show",
+        "fetch",
+        "open",
+    },
+}
+
+STOP = {
+    "the",
+    "a",
+    "an",
+    "of",
+    "on",
+    "in",
+    "to",
+    "for",
+    "and",
+    "or",
+    "is",
+    "are",
+    "was",
+    "were",
+    "why",
+    "what",
+    "when",
+    "since",
+    "with",
+    "from",
+    "errors",
+    "error",
+    "failing",
+    "fails",
+    "fail",
+    "failed",
+    "failure",
+    "investigate",
+    "look",
+    "into",
+    "please",
+    "our",
+    "we",
+    "it",
+    "el",
+    "la",
+    "los",
+    "las",
+    "un",
+    "una",
+    "de",
+    "del",
+    "al",
+    "en",
+    "por",
+    "que",
+    "y",
+    "o",
+    "con",
+    "desde",
+    "para",
+    "investiga",
+    "investigar",
+    "errores",
+    "fallan",
+    "falla",
+    "fallo",
+    "falló",
+    "porque",
+    "qué",
+    "cuando",
+    "ayer",
+    "hoy",
+    "today",
+    "yesterday",
+    "last",
+    "ultimo",
+    "despliegue",
+    "deploy",
+    "deployment",
+    "problem",
+    "problema",
+    "problemas",
+    "this",
+    "that",
+    "these",
+    "there",
+    "have",
+    "has",
+    "been",
+    "after",
+    "antes",
+    "despues",
+}
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def fold(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def singular(word: str) -> str:
+    w = word.lower()
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "zes", "ches", "shes", "ones")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def stem(word: str) -> str:
+    """A light stem shared by English and Spanish plurals and verb forms."""
+    w = singular(word)
+    for suffix in ("ing", "ed"):
+        if len(w) > len(suffix) + 3 and w.endswith(suffix):
+            w = w[: -len(suffix)]
+            break
+    return w[:-1] if len(w) > 4 and w.endswith("e") else w
+
+
+def words(text: str) -> list[str]:
+    out: list[str] = []
+    for raw in _WORD.findall(fold(text)):
+        parts = [raw] + ([p for p in _CAMEL.findall(raw)] if not raw.islower() else [])
+        out.extend(p.lower() for p in parts if len(p) > 1)
+    return out
+
+
+def concepts(text: str) -> set[str]:
+    out = set()
+    for w in words(text):
+        if w in STOP:
+            continue
+        w = GLOSSARY.get(w) or GLOSSARY.get(singular(w)) or w
+        out.add(stem(w))
+    return out
+
+
+def issue_text(issue: dict[str, Any]) -> str:
+    meta = issue.get("metadata") or {}
+    return " ".join(
+        str(x)
+        for x in (
+            issue.get("title"),
+            issue.get("culprit"),
+            meta.get("type"),
+            meta.get("value"),
+            meta.get("filename"),
+            meta.get("function"),
+        )
+        if x
+    )
+
+
+def rank(
+    question: str, issues: list[dict[str, Any]], since: datetime | None = None
+) -> list[tuple[float, float, dict[str, Any]]]:
+    """Issues with (lexical score, total score), best first."""
+    q = concepts(question)
+    docs = [concepts(issue_text(i)) for i in issues]
+    n = len(issues)
+    scored = []
+    for issue, doc in zip(issues, docs, strict=True):
+        lexical = 0.0
+        for c in q & doc:
+            df = sum(1 for d in docs if c in d)
+            lexical += 1.0 + math.log((n + 1) / df)
+        method = str(issue.get("culprit") or "").split(" ", 1)[0].upper()
+        if method in METHODS and q & {stem(v) for v in METHODS[method]}:
+            lexical += 1.0
+        total = lexical
+        first_seen = parse_time(issue.get("firstSeen"))
+        if since and first_seen and first_seen >= since:
+            total += 0.75  # new in the window: a regression
+        level = str(issue.get("level") or "error")
+        if level in ("error", "fatal"):
+            total += 0.25
+        scored.append((lexical, total, issue))
+    scored.sort(key=lambda s: (s[1], str(s[2].get("lastSeen") or "")), reverse=True)
+    return scored
+
+
+def parse_time(value: Any) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -1,0 +1,288 @@
+"""The offline investigator's sentences, in the operator's language (English and Spanish)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent.models.offline import Analysis
+    from agent.stacktrace import ExceptionInfo
+
+
+def _when(value: Any) -> str:
+    from agent.models.offline import iso_day
+
+    return iso_day(value)
+
+
+def _where(passage: dict[str, Any], lines: str) -> str:
+    span = f"{passage['line_start']}-{passage['line_end']}"
+    return f"{passage['path']} § {passage['heading']} ({lines} {span})"
+
+
+def _release(event: dict[str, Any]) -> Any:
+    release = event.get("release")
+    return release.get("version") if isinstance(release, dict) else release
+
+
+def _exc(a: Analysis) -> str:
+    value = str(a.exc.value or "").strip()
+    return f"{a.exc.type}: {value}" if value else str(a.exc.type)
+
+
+class Words:
+    tracker_unreadable = "The error tracker could not be read"
+    which_revision = (
+        "The newest event carries no release, so I can't tell which commit was running. "
+        "Which commit SHA was deployed when the errors happened?"
+    )
+    which_issue = "Several errors match equally; which one do you mean?"
+    no_issue = "No error in the tracker matches the question in the time window."
+    no_issue_detail = "No issue was found to follow; the window or the project may be wrong."
+    check_tracker = "Check the time window and the project, or name the issue (its short id)."
+    nothing = "Nothing could be gathered."
+    no_frame_detail = "No frame of the stack trace maps to a file of the repository."
+    check_stack = "Check that the release and the repository match the service that failed."
+    no_change_found = (
+        "No recent change explains the exception; the fault may predate the history read."
+    )
+    no_previous_release = (
+        "The previous release is not known: the change was found in the recent history of the "
+        "repository before the errors began."
+    )
+    no_docs = "No documentation about the identifiers involved was found."
+    one_event = "Only the newest event was read in full; older events may differ."
+
+    def issues_in_window(self, n: int) -> str:
+        return f"The tracker lists {n} unresolved issue(s) in the window."
+
+    def issue_fact(self, issue: dict[str, Any]) -> str:
+        return (
+            f'Sentry issue {issue.get("shortId")} "{issue.get("title")}" ({issue.get("culprit")}) '
+            f"has {issue.get('count')} events, first seen {_when(issue.get('firstSeen'))}, "
+            f"last seen {_when(issue.get('lastSeen'))}."
+        )
+
+    def event_fact(
+        self, event: dict[str, Any], exc: ExceptionInfo | None, a: Analysis | None
+    ) -> str:
+        release = _release(event)
+        text = f"The newest event ({_when(event.get('dateCreated'))}) ran release {release}"
+        if exc is not None and a is not None:
+            text += f" and raised {_exc(a)} in {a.frame.function} at {a.path}:{a.frame.lineno}."
+        else:
+            text += f": {event.get('title')}."
+        return text
+
+    def code_fact(self, a: Analysis) -> str:
+        return (
+            f"At revision {a.revision[:7]}, line {a.frame.lineno} of {a.path} reads: {a.crash_code}"
+        )
+
+    def blame_fact(self, a: Analysis) -> str:
+        b = a.blame or {}
+        return (
+            f"Line {a.frame.lineno} of {a.path} was last changed by commit "
+            f"{str(b.get('commit'))[:7]} ({b.get('author')}, {_when(b.get('date'))}: "
+            f'"{b.get("summary")}").'
+        )
+
+    def change_fact(self, a: Analysis) -> str:
+        c = a.change
+        assert c is not None
+        removed = "; ".join(t.strip() for _, t in c.hunk.get("removed") or [] if t.strip())[:200]
+        text = (
+            f'Commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) changed '
+            f"{c.path} at line {c.line}"
+        )
+        return text + (f", removing: {removed}." if removed else ".")
+
+    def doc_fact(self, passage: dict[str, Any], quote: str | None) -> str:
+        where = _where(passage, "lines")
+        return (
+            f"The documentation in {where} states: {quote}"
+            if quote
+            else f"The documentation in {where} covers this behaviour."
+        )
+
+    def hypothesis(self, a: Analysis) -> str:
+        if a.change is None:
+            return (
+                f"The input that reaches {a.path}:{a.frame.lineno} is not what the code "
+                f"expects, so it raises {a.exc.type}."
+            )
+        c = a.change
+        return (
+            f"Commit {c.sha[:7]} made {c.path}:{c.line} stop handling the case that the "
+            f"failing requests hit, which raises {a.exc.type} at {a.path}:{a.frame.lineno}."
+        )
+
+    def elsewhere(self, a: Analysis) -> str:
+        assert a.change is not None
+        return (
+            f"The exception is raised in {a.path}:{a.frame.lineno}, but the fault is the change "
+            f"in {a.change.path}:{a.change.line}, which that line depends on."
+        )
+
+    def root_cause(self, a: Analysis) -> str:
+        if a.change is not None:
+            c = a.change
+            return (
+                f"{_exc(a)} at {a.path}:{a.frame.lineno}, introduced by commit {c.sha[:7]} "
+                f'("{c.summary}"), which changed {c.path}:{c.line}.'
+            )
+        return f"{_exc(a)} at {a.path}:{a.frame.lineno} in {a.frame.function}."
+
+    def check(self, a: Analysis, doc: str | None) -> str:
+        path, line, commit = a.suspect()
+        text = (
+            f"Replay one of the failing requests against {a.revision[:7]} and check {path}:{line}"
+        )
+        if commit:
+            text += f" against the parent of {commit[:7]}"
+        if doc:
+            text += f"; compare the behaviour with {doc}"
+        return text + "."
+
+    def title(self, a: Analysis) -> str:
+        path, line, _ = a.suspect()
+        return f"{a.exc.type} in {a.frame.function} ({path}:{line})"[:120]
+
+    def no_frame(self, event: dict[str, Any]) -> str:
+        return f"{event.get('title')}: the failing code could not be located in the repository."
+
+
+class Palabras(Words):
+    tracker_unreadable = "No se pudo leer el gestor de errores"
+    which_revision = (
+        "El último evento no indica la versión desplegada, así que no sé qué commit estaba en "
+        "marcha. ¿Qué SHA de commit estaba desplegado cuando ocurrieron los errores?"
+    )
+    which_issue = "Varios errores encajan por igual; ¿a cuál te refieres?"
+    no_issue = "Ningún error del gestor encaja con la pregunta en la ventana de tiempo."
+    no_issue_detail = (
+        "No se encontró ninguna incidencia que seguir; la ventana o el proyecto pueden ser "
+        "incorrectos."
+    )
+    check_tracker = (
+        "Revisa la ventana de tiempo y el proyecto, o indica la incidencia (su id corto)."
+    )
+    nothing = "No se pudo reunir nada."
+    no_frame_detail = "Ningún marco de la traza corresponde a un fichero del repositorio."
+    check_stack = "Comprueba que la versión y el repositorio corresponden al servicio que falló."
+    no_change_found = (
+        "Ningún cambio reciente explica la excepción; el fallo puede ser anterior al "
+        "historial leído."
+    )
+    no_previous_release = (
+        "No se conoce la versión anterior: el cambio se buscó en el historial reciente del "
+        "repositorio anterior al inicio de los errores."
+    )
+    no_docs = "No se encontró documentación sobre los identificadores implicados."
+    one_event = "Solo se leyó completo el evento más reciente; los anteriores podrían diferir."
+
+    def issues_in_window(self, n: int) -> str:
+        return f"El gestor lista {n} incidencia(s) sin resolver en la ventana."
+
+    def issue_fact(self, issue: dict[str, Any]) -> str:
+        return (
+            f'La incidencia de Sentry {issue.get("shortId")} "{issue.get("title")}" '
+            f"({issue.get('culprit')}) tiene {issue.get('count')} eventos; visto por primera vez "
+            f"{_when(issue.get('firstSeen'))}, por última vez {_when(issue.get('lastSeen'))}."
+        )
+
+    def event_fact(
+        self, event: dict[str, Any], exc: ExceptionInfo | None, a: Analysis | None
+    ) -> str:
+        release = _release(event)
+        when = _when(event.get("dateCreated"))
+        text = f"El evento más reciente ({when}) corría la versión {release}"
+        if exc is not None and a is not None:
+            text += f" y lanzó {_exc(a)} en {a.frame.function}, {a.path}:{a.frame.lineno}."
+        else:
+            text += f": {event.get('title')}."
+        return text
+
+    def code_fact(self, a: Analysis) -> str:
+        return (
+            f"En la revisión {a.revision[:7]}, la línea {a.frame.lineno} de {a.path} dice: "
+            f"{a.crash_code}"
+        )
+
+    def blame_fact(self, a: Analysis) -> str:
+        b = a.blame or {}
+        return (
+            f"La línea {a.frame.lineno} de {a.path} se modificó por última vez en el commit "
+            f"{str(b.get('commit'))[:7]} ({b.get('author')}, {_when(b.get('date'))}: "
+            f'"{b.get("summary")}").'
+        )
+
+    def change_fact(self, a: Analysis) -> str:
+        c = a.change
+        assert c is not None
+        removed = "; ".join(t.strip() for _, t in c.hunk.get("removed") or [] if t.strip())[:200]
+        text = (
+            f'El commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) cambió '
+            f"{c.path} en la línea {c.line}"
+        )
+        return text + (f", eliminando: {removed}." if removed else ".")
+
+    def doc_fact(self, passage: dict[str, Any], quote: str | None) -> str:
+        where = _where(passage, "líneas")
+        return (
+            f"La documentación en {where} dice: {quote}"
+            if quote
+            else f"La documentación en {where} describe este comportamiento."
+        )
+
+    def hypothesis(self, a: Analysis) -> str:
+        if a.change is None:
+            return (
+                f"La entrada que llega a {a.path}:{a.frame.lineno} no es la que el código espera, "
+                f"por eso lanza {a.exc.type}."
+            )
+        c = a.change
+        return (
+            f"El commit {c.sha[:7]} hizo que {c.path}:{c.line} dejara de tratar el caso que "
+            f"llega en las peticiones fallidas, lo que lanza {a.exc.type} en "
+            f"{a.path}:{a.frame.lineno}."
+        )
+
+    def elsewhere(self, a: Analysis) -> str:
+        assert a.change is not None
+        return (
+            f"La excepción se lanza en {a.path}:{a.frame.lineno}, pero el fallo es el cambio en "
+            f"{a.change.path}:{a.change.line}, del que depende esa línea."
+        )
+
+    def root_cause(self, a: Analysis) -> str:
+        if a.change is not None:
+            c = a.change
+            return (
+                f"{_exc(a)} en {a.path}:{a.frame.lineno}, introducido por el commit {c.sha[:7]} "
+                f'("{c.summary}"), que cambió {c.path}:{c.line}.'
+            )
+        return f"{_exc(a)} en {a.path}:{a.frame.lineno}, en {a.frame.function}."
+
+    def check(self, a: Analysis, doc: str | None) -> str:
+        path, line, commit = a.suspect()
+        text = (
+            f"Reproducir una de las peticiones fallidas contra {a.revision[:7]} y revisar "
+            f"{path}:{line}"
+        )
+        if commit:
+            text += f" frente al padre de {commit[:7]}"
+        if doc:
+            text += f"; comparar el comportamiento con {doc}"
+        return text + "."
+
+    def title(self, a: Analysis) -> str:
+        path, line, _ = a.suspect()
+        return f"{a.exc.type} en {a.frame.function} ({path}:{line})"[:120]
+
+    def no_frame(self, event: dict[str, Any]) -> str:
+        return f"{event.get('title')}: no se pudo localizar el código que falla en el repositorio."
+
+
+def words_for(language: str) -> Words:
+    return Palabras() if language.split("-")[0].lower() == "es" else Words()

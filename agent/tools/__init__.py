@@ -1,0 +1,1 @@
+"""Toolsets: the catalog, local tools, MCP sources and their offline stand-ins."""

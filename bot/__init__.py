@@ -1,0 +1,1 @@
+"""incident-bot: the application package (CLI, Slack app, wiring)."""

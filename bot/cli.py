@@ -1,0 +1,172 @@
+"""`incident-bot`: investigate a recorded incident, or run the bundled demo.
+
+The CLI goes through the same store, queue and worker as the Slack app: it
+stores the request, a worker claims it, and the terminal follows the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent.budget import Limits
+from agent.domain import Investigation, State
+from agent.errors import InputError
+from bot import render
+from bot.recorded import Scenario, clone, load_scenario
+from bot.runtime import ScenarioRuntime
+from bot.worker import INVESTIGATE, Worker
+from storage.db import create_engine, create_schema
+from storage.jobs import SqlJobQueue
+from storage.store import SqlStore
+
+EXIT_INPUT = 2
+SETTLED = {State.COMPLETED, State.STOPPED, State.WAITING_FOR_OPERATOR}
+DEMO_RECIPE = Path(__file__).parent / "demo" / "orders"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="incident-bot", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    inv = sub.add_parser("investigate", help="investigate a recorded incident")
+    inv.add_argument("--scenario", required=True, type=Path, help="a scenario folder")
+    inv.add_argument("--offline", action="store_true", help="use the offline investigator")
+    inv.add_argument("--json", action="store_true", help="print one JSON document")
+    inv.add_argument("--question", help="ask this instead of the scenario's question")
+    inv.add_argument("--max-model-calls", type=int, default=Limits().model_calls)
+    inv.add_argument("--max-tool-calls", type=int, default=Limits().tool_calls)
+    sub.add_parser("demo", help="investigate the bundled orders incident, offline")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    try:
+        if args.command == "demo":
+            return asyncio.run(demo())
+        if not args.offline:
+            raise InputError(
+                "only --offline runs are available in this version (no model is configured)"
+            )
+        limits = Limits(model_calls=args.max_model_calls, tool_calls=args.max_tool_calls)
+        return asyncio.run(
+            investigate(args.scenario, as_json=args.json, question=args.question, limits=limits)
+        )
+    except InputError as exc:
+        print(f"incident-bot: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        return 130
+
+
+async def demo() -> int:
+    from bot.scenarios import build_scenario
+
+    with tempfile.TemporaryDirectory(prefix="incident-bot-demo-") as tmp:
+        folder = await asyncio.to_thread(build_scenario, DEMO_RECIPE, Path(tmp) / "orders")
+        return await investigate(folder, as_json=False, question=None, limits=Limits())
+
+
+async def investigate(folder: Path, *, as_json: bool, question: str | None, limits: Limits) -> int:
+    # Everything is checked before anything is stored: bad input leaves nothing behind.
+    scenario = load_scenario(folder)
+    inv = Investigation.open(
+        question if question is not None else scenario.question,
+        scenario.scope,
+        requester=os.environ.get("USER"),
+    )
+    with tempfile.TemporaryDirectory(prefix="incident-bot-") as tmp:
+        repo = await clone(scenario, Path(tmp))
+        url = os.environ.get("DATABASE_URL") or f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
+        doc = await run(scenario, repo, inv, url, limits, as_json=as_json)
+    if as_json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    return 0
+
+
+async def run(
+    scenario: Scenario, repo: Path, inv: Investigation, url: str, limits: Limits, *, as_json: bool
+) -> dict[str, Any]:
+    engine = create_engine(url)
+    runtime = ScenarioRuntime(scenario, repo, limits=limits)
+    console = None if as_json else render.console()
+    try:
+        starting = asyncio.create_task(runtime.start())
+        await create_schema(engine)
+        store, jobs = SqlStore(engine), SqlJobQueue(engine)
+        await store.create(inv)
+        await jobs.enqueue(INVESTIGATE, inv.id)
+        if console:
+            render.header(console, inv)
+        await starting
+        worker = Worker(store, jobs, runtime.loop_for)
+        stop = asyncio.Event()
+        working = asyncio.create_task(worker.run_forever(stop))
+        try:
+            inv = await follow(store, jobs, inv.id, console, working)
+        finally:
+            stop.set()
+            await working
+        if console:
+            render.ending(console, inv)
+        return document(inv)
+    finally:
+        with contextlib.suppress(Exception):
+            await runtime.aclose()
+        await engine.dispose()
+
+
+async def follow(
+    store: SqlStore, jobs: SqlJobQueue, inv_id: str, console: Any, working: asyncio.Task
+) -> Investigation:
+    """Show evidence as it is stored, until the investigation settles."""
+    shown = 0
+    while True:
+        state, _ = await store.state_of(inv_id)
+        for ev in await store.evidence_after(inv_id, shown):
+            shown += 1
+            if console:
+                render.card(console, ev)
+        if state in SETTLED:
+            inv = await store.load(inv_id)
+            if state is State.WAITING_FOR_OPERATOR and console and sys.stdin.isatty():
+                answer = render.ask(console, inv)
+                if answer:
+                    inv.answer(answer)
+                    await store.save(inv)
+                    await jobs.enqueue(INVESTIGATE, inv_id)
+                    continue
+            return inv
+        if working.done():
+            working.result()  # the worker died: surface why
+            raise RuntimeError("the worker stopped before the investigation settled")
+        await asyncio.sleep(0.01)
+
+
+def document(inv: Investigation) -> dict[str, Any]:
+    """The JSON document of ../shared/scenarios/README.md."""
+    return {
+        "investigation_id": inv.id,
+        "status": inv.state.value,
+        "question": inv.question,
+        "stop_reason": inv.stop_reason,
+        "pending_question": inv.pending_question,
+        "diagnosis": inv.diagnosis.model_dump(mode="json") if inv.diagnosis else None,
+        "evidence": [ev.card() for ev in inv.evidence],
+        "draft": inv.draft.model_dump(mode="json") if inv.draft else None,
+        "stats": inv.stats.model_dump(mode="json"),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Wiring for one recorded incident: its sources as tools, its docs, and the loop that uses them."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from agent.budget import Limits
+from agent.domain import Investigation
+from agent.loop import Loop
+from agent.models.offline import OfflineInvestigator
+from agent.ports import Model, Passage
+from agent.tools.catalog import Catalog
+from agent.tools.code import GitCodeTools, git_annotator
+from agent.tools.local import LOCAL_TOOLS
+from agent.tools.mcp import McpToolset
+from agent.tools.sentry_export import RecordedSentry
+from bot.recorded import Scenario
+from search.retriever import DocsRetriever
+
+# mcp-server-git's read operations; its write tools are never offered.
+GIT_READ_TOOLS = frozenset({"git_log", "git_show", "git_branch"})
+
+
+def git_server(repo_dir: Path | None = None) -> McpToolset:
+    """One long-lived mcp-server-git session; views pin the repository per investigation."""
+    args = ["-m", "mcp_server_git"]
+    if repo_dir is not None:
+        args += ["--repository", str(repo_dir)]
+    return McpToolset(
+        name="git",
+        command=sys.executable,
+        args=args,
+        env=None,
+        allow=set(GIT_READ_TOOLS),
+        pinned={"repo_path": str(repo_dir)} if repo_dir is not None else {},
+        source="code",
+    )
+
+
+class RepoDocs:
+    """The docs/ of a repository, indexed once per revision that is asked for."""
+
+    def __init__(self, repo_dir: Path, language: str, default_revision: str = "HEAD") -> None:
+        self.repo_dir = repo_dir
+        self.language = language
+        self.default_revision = default_revision
+        self._indexes: dict[str, DocsRetriever] = {}
+        self._lock = asyncio.Lock()
+
+    async def search(
+        self, query: str, limit: int = 5, revision: str | None = None
+    ) -> list[Passage]:
+        revision = revision or self.default_revision
+        async with self._lock:
+            if revision not in self._indexes:
+                self._indexes[revision] = await DocsRetriever.from_repo(
+                    self.repo_dir, revision, self.language
+                )
+        return await self._indexes[revision].search(query, limit)
+
+
+class ScenarioRuntime:
+    """The tools of one recorded incident, offered as the real servers would offer them."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        repo_dir: Path,
+        *,
+        git: McpToolset | None = None,
+        limits: Limits | None = None,
+        model: Callable[[Investigation], Model] | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.repo_dir = repo_dir
+        self.limits = limits or Limits()
+        self.model = model or (lambda inv: OfflineInvestigator(inv.scope))
+        scope = scenario.scope
+        self._own_git = git is None
+        self.git = git or git_server(repo_dir)
+        self.sentry = RecordedSentry(
+            scenario.sentry,
+            scope.sentry_organization,
+            scope.sentry_project,
+            scope.since,
+            scope.until,
+        )
+        self.code = GitCodeTools(repo_dir, scope.repository)
+        self.docs = RepoDocs(repo_dir, scope.language)
+        self._git_view = self.git.view(
+            pinned={"repo_path": str(repo_dir)}, annotate=git_annotator(scope.repository)
+        )
+
+    async def start(self) -> None:
+        if self._own_git:
+            await self.git.start()
+
+    async def aclose(self) -> None:
+        if self._own_git:
+            await self.git.aclose()
+
+    async def loop_for(
+        self, inv: Investigation, save: Callable[[Investigation], Awaitable[None]]
+    ) -> Loop:
+        catalog = Catalog([self.sentry, self._git_view, self.code], LOCAL_TOOLS)
+        return Loop(
+            model=self.model(inv),
+            catalog=catalog,
+            retriever=self.docs,
+            save=save,
+            files=self.code,
+            limits=self.limits,
+        )

@@ -1,0 +1,100 @@
+"""Engine, schema and the database URL.
+
+The queries in `storage` are portable SQL (SQLite now, PostgreSQL/asyncpg
+later); the only SQLite-specific code is the connection setup below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import AsyncAdaptedQueuePool
+
+from agent.errors import InputError
+from storage.tables import metadata
+
+DEFAULT_FILENAME = "incident-bot.db"
+SQLITE_BUSY_TIMEOUT_MS = 5000
+
+# Driverless schemes people commonly put in DATABASE_URL (Heroku-style
+# `postgres://`), mapped to the async drivers this project uses.
+_ASYNC_DRIVERS = {
+    "postgres": "postgresql+asyncpg",
+    "postgresql": "postgresql+asyncpg",
+    "sqlite": "sqlite+aiosqlite",
+}
+
+
+def default_url(cwd: str | Path) -> str:
+    """A SQLite file `incident-bot.db` in the working directory."""
+    path = (Path(cwd) / DEFAULT_FILENAME).resolve()
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def url_from_env(environ: Mapping[str, str], cwd: str | Path) -> str:
+    """DATABASE_URL if set (an SQLAlchemy async URL), else `default_url(cwd)`."""
+    raw = environ.get("DATABASE_URL", "").strip()
+    if not raw:
+        return default_url(cwd)
+    try:
+        url = make_url(raw)
+    except ArgumentError as e:
+        raise InputError(f"DATABASE_URL is not a database URL: {e}") from None
+    if url.drivername in _ASYNC_DRIVERS:
+        url = url.set(drivername=_ASYNC_DRIVERS[url.drivername])
+    return url.render_as_string(hide_password=False)
+
+
+def _is_sqlite_memory(url: URL) -> bool:
+    database = url.database or ""
+    return database in ("", ":memory:") or url.query.get("mode") == "memory"
+
+
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any, *, wal: bool) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        # SQLite leaves foreign keys off unless asked, per connection.
+        cursor.execute("PRAGMA foreign_keys=ON")
+        # Writers wait for each other instead of failing at once with "database is locked".
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        if wal:
+            # WAL lets surfaces read while a worker writes; NORMAL sync is safe under WAL.
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+    finally:
+        cursor.close()
+
+
+def create_engine(url: str, **options: Any) -> AsyncEngine:
+    """An async engine for `url`; extra keyword options go to `create_async_engine`."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        options.setdefault("pool_pre_ping", True)
+        return create_async_engine(parsed, **options)
+
+    memory = _is_sqlite_memory(parsed)
+    if memory and "poolclass" not in options:
+        # One in-memory database lives in one connection, so every session must
+        # share it. A StaticPool would hand that connection to several coroutines
+        # at once and interleave their transactions (one's ROLLBACK discards the
+        # other's work); a pool of exactly one connection shares it one at a time.
+        options.update(poolclass=AsyncAdaptedQueuePool, pool_size=1, max_overflow=0)
+    engine = create_async_engine(parsed, **options)
+
+    def on_connect(dbapi_connection: Any, record: Any) -> None:
+        _sqlite_on_connect(dbapi_connection, record, wal=not memory)
+
+    event.listen(engine.sync_engine, "connect", on_connect)
+    return engine
+
+
+async def create_schema(engine: AsyncEngine) -> None:
+    """Create the tables that do not exist yet; safe to call on every start."""
+    async with engine.begin() as conn:
+        await conn.run_sync(metadata.create_all)

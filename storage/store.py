@@ -1,0 +1,300 @@
+"""`SqlStore`: the Investigation aggregate in SQL, with optimistic concurrency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from agent.domain import Evidence, Investigation, State, utcnow
+from agent.errors import ConcurrencyError, NotFound
+from storage.tables import evidence, investigations, messages
+
+
+class InvestigationSummary(BaseModel):
+    """A row of a list: what `recent()` returns without loading the aggregate."""
+
+    id: str
+    question: str
+    state: State
+    requester: str | None
+    created_at: datetime
+
+
+def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
+    """The investigations row, minus id, version and timestamps."""
+    return {
+        "state": inv.state.value,
+        "question": inv.question,
+        "scope": inv.scope.model_dump(mode="json"),
+        "requester": inv.requester,
+        "stop_reason": inv.stop_reason,
+        "pending_question": inv.pending_question,
+        "diagnosis": inv.diagnosis.model_dump(mode="json") if inv.diagnosis else None,
+        "draft": inv.draft.model_dump(mode="json") if inv.draft else None,
+        "stats": inv.stats.model_dump(mode="json"),
+        "extra_budget": inv.extra_budget,
+    }
+
+
+def _evidence_row(ev: Evidence) -> dict[str, Any]:
+    return {
+        "evidence_id": ev.id,
+        "source": ev.source,
+        "tool": ev.tool,
+        "title": ev.title,
+        "link": ev.link,
+        "retrieved_at": ev.retrieved_at,
+        "content": ev.content,
+        "content_hash": ev.content_hash,
+        "path": ev.path,
+        "revision": ev.revision,
+        # Round-tripped through JSON, like everything else the aggregate holds.
+        "data": ev.model_dump(mode="json", include={"data"})["data"],
+    }
+
+
+def _evidence_from_row(row: Any) -> Evidence:
+    return Evidence(
+        id=row.evidence_id,
+        source=row.source,
+        tool=row.tool,
+        title=row.title,
+        link=row.link,
+        retrieved_at=row.retrieved_at,
+        content=row.content,
+        content_hash=row.content_hash,
+        path=row.path,
+        revision=row.revision,
+        data=row.data,
+    )
+
+
+class SqlStore:
+    """Implements `agent.ports.InvestigationStore`, plus the small reads surfaces catch up with."""
+
+    def __init__(self, engine: AsyncEngine, clock: Callable[[], datetime] = utcnow) -> None:
+        self._engine = engine
+        self._clock = clock
+
+    # -- the port --------------------------------------------------------------
+
+    async def create(self, inv: Investigation) -> None:
+        """Insert a new aggregate with whatever messages and evidence it has; version becomes 1."""
+        try:
+            async with self._engine.begin() as conn:
+                await conn.execute(
+                    insert(investigations).values(
+                        id=inv.id,
+                        version=1,
+                        created_at=inv.created_at,
+                        updated_at=self._clock(),
+                        **_aggregate_fields(inv),
+                    )
+                )
+                await self._append(conn, inv, stored_messages=0, stored_evidence=0, version=1)
+        except IntegrityError:
+            if await self._version_of(inv.id) is not None:
+                raise ConcurrencyError(f"investigation {inv.id} already exists") from None
+            raise
+        inv.version = 1
+
+    async def load(self, investigation_id: str) -> Investigation:
+        async with self._engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(investigations).where(investigations.c.id == investigation_id)
+                )
+            ).one_or_none()
+            if row is None:
+                raise NotFound(f"no investigation {investigation_id}")
+            # Rows written by a save that committed after the row above was read
+            # belong to a later version: leave them out, so what is returned is
+            # exactly version `row.version` (and a save of it stays consistent).
+            message_rows = await conn.execute(
+                select(messages.c.body)
+                .where(
+                    messages.c.investigation_id == investigation_id,
+                    messages.c.written_in_version <= row.version,
+                )
+                .order_by(messages.c.seq)
+            )
+            evidence_rows = await conn.execute(
+                select(evidence)
+                .where(
+                    evidence.c.investigation_id == investigation_id,
+                    evidence.c.written_in_version <= row.version,
+                )
+                .order_by(evidence.c.seq)
+            )
+            return Investigation.model_validate(
+                {
+                    "id": row.id,
+                    "question": row.question,
+                    "scope": row.scope,
+                    "state": row.state,
+                    "version": row.version,
+                    "created_at": row.created_at,
+                    "requester": row.requester,
+                    "stop_reason": row.stop_reason,
+                    "pending_question": row.pending_question,
+                    "messages": [r.body for r in message_rows],
+                    "evidence": [_evidence_from_row(r) for r in evidence_rows],
+                    "diagnosis": row.diagnosis,
+                    "draft": row.draft,
+                    "stats": row.stats,
+                    "extra_budget": row.extra_budget,
+                }
+            )
+
+    async def save(self, inv: Investigation) -> None:
+        """Write over the version read, or raise ConcurrencyError and write nothing."""
+        read_version = inv.version
+        new_version = read_version + 1
+        async with self._engine.begin() as conn:
+            # The version-guarded UPDATE comes first: it takes the row's write lock,
+            # so the counts below cannot change under us before commit.
+            result = await conn.execute(
+                update(investigations)
+                .where(
+                    investigations.c.id == inv.id,
+                    investigations.c.version == read_version,
+                )
+                .values(
+                    version=investigations.c.version + 1,
+                    updated_at=self._clock(),
+                    **_aggregate_fields(inv),
+                )
+            )
+            if result.rowcount != 1:
+                stored = await self._version_in(conn, inv.id)
+                if stored is None:
+                    raise NotFound(f"no investigation {inv.id}")
+                raise ConcurrencyError(
+                    f"investigation {inv.id} was saved by someone else: "
+                    f"read version {read_version}, stored version {stored}"
+                )
+            stored_messages = await self._count(conn, messages, inv.id)
+            stored_evidence = await self._count(conn, evidence, inv.id)
+            if stored_messages > len(inv.messages) or stored_evidence > len(inv.evidence):
+                # Raising inside the transaction rolls back the UPDATE too.
+                raise ValueError(
+                    f"investigation {inv.id}: messages and evidence are append-only, but the "
+                    f"aggregate holds {len(inv.messages)} messages and {len(inv.evidence)} "
+                    f"evidence while {stored_messages} and {stored_evidence} are stored"
+                )
+            await self._append(
+                conn,
+                inv,
+                stored_messages=stored_messages,
+                stored_evidence=stored_evidence,
+                version=new_version,
+            )
+        inv.version = new_version
+
+    # -- small reads for the surfaces -------------------------------------------
+
+    async def evidence_after(self, investigation_id: str, after_seq: int) -> list[Evidence]:
+        """Evidence numbered above `after_seq`, in order. Numbering starts at 1 (E1 is seq 1),
+        so `evidence_after(id, 0)` is all of it and the i-th result is seq after_seq + i + 1.
+        An unknown investigation has none."""
+        async with self._engine.connect() as conn:
+            rows = await conn.execute(
+                select(evidence)
+                .where(evidence.c.investigation_id == investigation_id, evidence.c.seq > after_seq)
+                .order_by(evidence.c.seq)
+            )
+            return [_evidence_from_row(r) for r in rows]
+
+    async def state_of(self, investigation_id: str) -> tuple[State, int]:
+        """(state, version) without loading the aggregate."""
+        async with self._engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(investigations.c.state, investigations.c.version).where(
+                        investigations.c.id == investigation_id
+                    )
+                )
+            ).one_or_none()
+        if row is None:
+            raise NotFound(f"no investigation {investigation_id}")
+        return State(row.state), row.version
+
+    async def recent(
+        self, requester: str | None = None, limit: int = 20
+    ) -> list[InvestigationSummary]:
+        """The newest investigations first, of one requester or of everyone."""
+        query = select(
+            investigations.c.id,
+            investigations.c.question,
+            investigations.c.state,
+            investigations.c.requester,
+            investigations.c.created_at,
+        )
+        if requester is not None:
+            query = query.where(investigations.c.requester == requester)
+        query = query.order_by(
+            investigations.c.created_at.desc(), investigations.c.id.desc()
+        ).limit(max(limit, 0))
+        async with self._engine.connect() as conn:
+            rows = await conn.execute(query)
+            return [InvestigationSummary.model_validate(r._mapping) for r in rows]
+
+    # -- helpers ---------------------------------------------------------------
+
+    async def _append(
+        self,
+        conn: AsyncConnection,
+        inv: Investigation,
+        *,
+        stored_messages: int,
+        stored_evidence: int,
+        version: int,
+    ) -> None:
+        new_messages = [
+            {
+                "investigation_id": inv.id,
+                "seq": seq,
+                "body": message.model_dump(mode="json"),
+                "written_in_version": version,
+            }
+            for seq, message in enumerate(inv.messages[stored_messages:], start=stored_messages + 1)
+        ]
+        new_evidence = [
+            {
+                "investigation_id": inv.id,
+                "seq": seq,
+                "written_in_version": version,
+                **_evidence_row(ev),
+            }
+            for seq, ev in enumerate(inv.evidence[stored_evidence:], start=stored_evidence + 1)
+        ]
+        if new_messages:
+            await conn.execute(insert(messages), new_messages)
+        if new_evidence:
+            await conn.execute(insert(evidence), new_evidence)
+
+    @staticmethod
+    async def _count(conn: AsyncConnection, table: Any, investigation_id: str) -> int:
+        result = await conn.execute(
+            select(func.count())
+            .select_from(table)
+            .where(table.c.investigation_id == investigation_id)
+        )
+        return int(result.scalar_one())
+
+    @staticmethod
+    async def _version_in(conn: AsyncConnection, investigation_id: str) -> int | None:
+        result = await conn.execute(
+            select(investigations.c.version).where(investigations.c.id == investigation_id)
+        )
+        return result.scalar_one_or_none()
+
+    async def _version_of(self, investigation_id: str) -> int | None:
+        async with self._engine.connect() as conn:
+            return await self._version_in(conn, investigation_id)

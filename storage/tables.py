@@ -1,0 +1,181 @@
+"""The tables. SQLAlchemy Core, portable between SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.types import TypeDecorator
+
+# Named constraints, so a later migration tool can refer to them on any backend.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend.
+
+    PostgreSQL keeps it as timestamptz. SQLite has no time type: values are
+    stored as naive UTC text, so that `<` between two of them compares times.
+    Naive datetimes are refused: which zone they mean is a guess.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value.isoformat()}: give it a timezone")
+        value = value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+# none_as_null: a Python None is SQL NULL, not the JSON text 'null'.
+JSONValue = JSON(none_as_null=True)
+
+investigations = Table(
+    "investigations",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("state", String(32), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("question", Text, nullable=False),
+    Column("scope", JSONValue, nullable=False),
+    Column("requester", String(255), nullable=True),
+    Column("stop_reason", Text, nullable=True),
+    Column("pending_question", Text, nullable=True),
+    Column("diagnosis", JSONValue, nullable=True),
+    Column("draft", JSONValue, nullable=True),
+    Column("stats", JSONValue, nullable=False),
+    Column("extra_budget", Integer, nullable=False, default=0),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    # `recent()`: newest first, optionally for one requester.
+    Index(None, "created_at"),
+    Index(None, "requester", "created_at"),
+)
+
+# Messages and evidence are append-only children of an investigation, numbered
+# from 1 in the order the aggregate holds them. `written_in_version` is the
+# aggregate version whose save inserted the row: a load keeps only rows up to
+# the version it read, so it is a consistent snapshot on any isolation level.
+evidence = Table(
+    "evidence",
+    metadata,
+    Column(
+        "investigation_id",
+        String(64),
+        ForeignKey("investigations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    Column("evidence_id", String(32), nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("tool", String(255), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("link", Text, nullable=True),
+    Column("retrieved_at", UTCDateTime, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("path", Text, nullable=True),
+    Column("revision", String(255), nullable=True),
+    Column("data", JSONValue, nullable=True),
+    Column("written_in_version", Integer, nullable=False),
+    PrimaryKeyConstraint("investigation_id", "seq"),
+    UniqueConstraint("investigation_id", "evidence_id"),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column(
+        "investigation_id",
+        String(64),
+        ForeignKey("investigations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    Column("body", JSONValue, nullable=False),
+    Column("written_in_version", Integer, nullable=False),
+    # The primary key is the unique(investigation_id, seq).
+    PrimaryKeyConstraint("investigation_id", "seq"),
+)
+
+JOB_STATUSES = ("queued", "running", "done", "failed")
+UNFINISHED = ("queued", "running")
+_UNFINISHED_SQL = "status IN ('queued', 'running')"
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(64), nullable=False),
+    Column(
+        "investigation_id",
+        String(64),
+        ForeignKey("investigations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("status", String(16), nullable=False),
+    Column("worker", String(255), nullable=True),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    CheckConstraint(
+        "status IN ('queued', 'running', 'done', 'failed')",
+        name="status",
+    ),
+    # claim(): candidates by status, oldest (lowest id) first; lease_until is
+    # filtered from the same index entries.
+    Index(None, "status", "id", "lease_until"),
+    # At most one unfinished job of a kind per investigation, enforced by the
+    # database so two concurrent enqueues cannot both insert. A partial unique
+    # index: both SQLite and PostgreSQL have them, with the same syntax.
+    Index(
+        "uq_jobs_unfinished_kind_investigation",
+        "kind",
+        "investigation_id",
+        unique=True,
+        sqlite_where=text(_UNFINISHED_SQL),
+        postgresql_where=text(_UNFINISHED_SQL),
+    ),
+    # enqueue()'s lookup, and PostgreSQL does not index foreign keys by itself.
+    Index(None, "investigation_id", "kind"),
+)

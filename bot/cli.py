@@ -21,13 +21,7 @@ from typing import Any
 from agent.budget import Limits
 from agent.domain import Investigation, State
 from agent.errors import InputError
-from bot import render
 from bot.recorded import Scenario, clone, load_scenario
-from bot.runtime import ScenarioRuntime
-from bot.worker import INVESTIGATE, Worker
-from storage.db import create_engine, create_schema
-from storage.jobs import SqlJobQueue
-from storage.store import SqlStore
 
 EXIT_INPUT = 2
 SETTLED = {State.COMPLETED, State.STOPPED, State.WAITING_FOR_OPERATOR}
@@ -95,10 +89,26 @@ async def investigate(folder: Path, *, as_json: bool, question: str | None, limi
 
 
 async def run(
-    scenario: Scenario, repo: Path, inv: Investigation, url: str, limits: Limits, *, as_json: bool
+    scenario: Scenario,
+    repo: Path,
+    inv: Investigation,
+    url: str,
+    limits: Limits,
+    *,
+    as_json: bool,
+    git: Any = None,
 ) -> dict[str, Any]:
+    """Store the request, let a worker run it, follow it; `git` may be a shared server."""
+    # Imported here so that bad input is refused before the slow MCP imports.
+    from bot import render
+    from bot.runtime import ScenarioRuntime
+    from bot.worker import INVESTIGATE, Worker
+    from storage.db import create_engine, create_schema
+    from storage.jobs import SqlJobQueue
+    from storage.store import SqlStore
+
     engine = create_engine(url)
-    runtime = ScenarioRuntime(scenario, repo, limits=limits)
+    runtime = ScenarioRuntime(scenario, repo, limits=limits, git=git)
     console = None if as_json else render.console()
     try:
         starting = asyncio.create_task(runtime.start())
@@ -127,9 +137,12 @@ async def run(
 
 
 async def follow(
-    store: SqlStore, jobs: SqlJobQueue, inv_id: str, console: Any, working: asyncio.Task
+    store: Any, jobs: Any, inv_id: str, console: Any, working: asyncio.Task
 ) -> Investigation:
     """Show evidence as it is stored, until the investigation settles."""
+    from bot import render
+    from bot.worker import INVESTIGATE
+
     shown = 0
     while True:
         state, _ = await store.state_of(inv_id)

@@ -42,6 +42,10 @@ GUARD = re.compile(
     r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\|\||\.get\(|getOrDefault|"
     r"\bdefault\b|Optional|\bif\b|\bok\b|len\(",
 )
+DECLARATION = re.compile(
+    r"^\s*(def|func|function|fun|class|public|private|protected|static|async def|@|#|//|/\*|\*|"
+    r'"""|\'\'\')'
+)
 # Words that say nothing about *which* code is involved.
 CODE_NOISE = {
     "return",
@@ -155,6 +159,10 @@ class Trail:
         return r if r is not None and not r.is_error else None
 
 
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
 def strip_header(content: str) -> str:
     """Tool messages open with "[E3] title"; the tool's own text follows."""
     if content.startswith("[E"):
@@ -189,6 +197,11 @@ class OfflineInvestigator:
 
     def decide(self, trail: Trail, offered: set[str]) -> Action | list[Action] | str:
         s = self.scope
+        refusals = len([r for r in trail.results.get(FINISH, []) if r.is_error])
+        if refusals >= 2:
+            return self.words.cannot_finish
+        if refusals:
+            return FINISH, self.conclude(trail, safe=True)
         if FINISH in offered and offered == {FINISH}:
             return FINISH, self.conclude(trail)
         search = trail.last(SENTRY_SEARCH)
@@ -317,7 +330,25 @@ class OfflineInvestigator:
         a.doc_query = doc_query(a)
         return a
 
-    def conclude(self, trail: Trail) -> dict[str, Any]:
+    def conclude(self, trail: Trail, safe: bool = False) -> dict[str, Any]:
+        """The finish_investigation arguments; `safe` drops every quote after a refusal."""
+        args = self._conclude(trail)
+        for fact in args.get("facts", []):
+            quote = fact.get("quote")
+            source = next(
+                (
+                    r
+                    for rs in trail.results.values()
+                    for r in rs
+                    if r.evidence_id and r.evidence_id in fact["evidence"]
+                ),
+                None,
+            )
+            if quote and (safe or source is None or squash(quote) not in squash(source.content)):
+                del fact["quote"]
+        return args
+
+    def _conclude(self, trail: Trail) -> dict[str, Any]:
         w = self.words
         facts: list[dict[str, Any]] = []
         hyps: list[str] = []
@@ -529,6 +560,8 @@ def pick_change(a: Analysis, commits: list[dict[str, Any]]) -> None:
                 score += recency
                 if blamed and commit.get("sha") == blamed and path == a.path:
                     score += 2
+                if int(hunk.get("old_lines") or 0) == 0 and int(hunk.get("new_lines") or 0) > 15:
+                    score *= 0.3  # a whole new file: everything in it was "changed"
                 if best is None or score > best[0]:
                     best = (
                         score,
@@ -568,7 +601,7 @@ def score_hunk(
         if fr is a.frame:
             continue
         if fr.lineno and new_start <= fr.lineno < new_start + max(new_lines, 1):
-            score += 3
+            score += 4  # the failing request ran through this changed code
             break
         if fr.function and fr.function in str(hunk.get("function") or ""):
             score += 2
@@ -579,18 +612,22 @@ def score_hunk(
         if changed.strip()
         else set()
     )
-    score += min(6.0, 1.5 * len(exc_terms & changed_terms) + 1.0 * len(crash_terms & changed_terms))
-    defined = defined_names(hunk)
-    if defined & crash_terms and path != a.path:
-        score += 3  # the crash line calls something this hunk changed
+    crash_names = {
+        piece.lower() for t in a.crash_terms() for piece in t.split(".") if useful(piece)
+    }
+    overlap = 1.5 * len(exc_terms & changed_terms) + 1.0 * len(crash_terms & changed_terms)
+    calls_into = path != a.path and bool(defined_names(hunk) & crash_names)
+    if calls_into:
+        score += 4  # the crash line calls something this hunk changed
+    # Shared words count fully only for code the failing request ran through.
+    linked = path in stack_by_path or calls_into
+    score += min(6.0, overlap if linked else overlap / 4)
     if (
         nullish
         and any(GUARD.search(r) for r in removed)
         and not all(GUARD.search(t) for _, t in added)
     ):
         score += 2
-    if int(hunk.get("old_lines") or 0) == 0 and new_lines > 15:
-        score *= 0.3  # a whole new file: everything was "changed"
     line = suspect_line(
         added, exc_terms | crash_terms, crash_line if path == a.path else 0, new_start
     )
@@ -604,16 +641,16 @@ def defined_names(hunk: dict[str, Any]) -> set[str]:
         r"([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)",
         text,
     )
-    out = set()
-    for pair in names:
-        for n in pair:
-            if n:
-                out |= parts(n)
-    return out
+    return {n.lower() for pair in names for n in pair if n}
 
 
 def suspect_line(added: list[tuple[int, str]], terms: set[str], crash_line: int, start: int) -> int:
-    meaningful = [(n, t) for n, t in added if t.strip() and t.strip() not in "{}()[];"]
+    # Signatures, docstrings and comments say where, not what changed.
+    meaningful = [
+        (n, t)
+        for n, t in added
+        if t.strip() and t.strip() not in "{}()[];" and not DECLARATION.match(t)
+    ] or [(n, t) for n, t in added if t.strip() and t.strip() not in "{}()[];"]
     if not meaningful:
         return max(1, start)
     if any(n == crash_line for n, _ in meaningful):

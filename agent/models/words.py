@@ -32,6 +32,7 @@ def _exc(a: Analysis) -> str:
 
 class Words:
     tracker_unreadable = "The error tracker could not be read"
+    cannot_finish = "The diagnosis was refused twice; the evidence gathered is listed above."
     which_revision = (
         "The newest event carries no release, so I can't tell which commit was running. "
         "Which commit SHA was deployed when the errors happened?"
@@ -154,6 +155,7 @@ class Words:
 
 class Palabras(Words):
     tracker_unreadable = "No se pudo leer el gestor de errores"
+    cannot_finish = "El diagnóstico se rechazó dos veces; las evidencias reunidas están arriba."
     which_revision = (
         "El último evento no indica la versión desplegada, así que no sé qué commit estaba en "
         "marcha. ¿Qué SHA de commit estaba desplegado cuando ocurrieron los errores?"

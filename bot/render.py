@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.prompt import Prompt
@@ -84,7 +84,7 @@ def ending(out: Console, inv: Investigation) -> None:
         dr = inv.draft
         out.print(
             Panel(
-                Markdown(f"# {dr.title}\n\n{dr.body}"),
+                Group(Text(dr.title, style="bold"), Markdown(dr.body)),
                 title=f"GitHub issue draft · {dr.repository} · v{dr.version} · {dr.hash[:8]}",
                 border_style="blue",
             )

@@ -70,14 +70,15 @@ class Words:
         release = _release(event)
         text = f"The newest event ({_when(event.get('dateCreated'))}) ran release {release}"
         if exc is not None and a is not None:
-            text += f" and raised {_exc(a)} in {a.frame.function} at {a.path}:{a.frame.lineno}."
+            text += f" and raised {_exc(a)} in `{a.frame.function}` at `{a.path}:{a.frame.lineno}`."
         else:
             text += f": {event.get('title')}."
         return text
 
     def code_fact(self, a: Analysis) -> str:
         return (
-            f"At revision {a.revision[:7]}, line {a.frame.lineno} of {a.path} reads: {a.crash_code}"
+            f"At revision {a.revision[:7]}, line {a.frame.lineno} of {a.path} reads: "
+            f"`{a.crash_code}`"
         )
 
     def blame_fact(self, a: Analysis) -> str:
@@ -91,7 +92,9 @@ class Words:
     def change_fact(self, a: Analysis) -> str:
         c = a.change
         assert c is not None
-        removed = "; ".join(t.strip() for _, t in c.hunk.get("removed") or [] if t.strip())[:200]
+        removed = "; ".join(f"`{t.strip()}`" for _, t in c.hunk.get("removed") or [] if t.strip())[
+            :300
+        ]
         text = (
             f'Commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) changed '
             f"{c.path} at line {c.line}"
@@ -200,7 +203,7 @@ class Palabras(Words):
         when = _when(event.get("dateCreated"))
         text = f"El evento más reciente ({when}) corría la versión {release}"
         if exc is not None and a is not None:
-            text += f" y lanzó {_exc(a)} en {a.frame.function}, {a.path}:{a.frame.lineno}."
+            text += f" y lanzó {_exc(a)} en `{a.frame.function}`, `{a.path}:{a.frame.lineno}`."
         else:
             text += f": {event.get('title')}."
         return text
@@ -208,7 +211,7 @@ class Palabras(Words):
     def code_fact(self, a: Analysis) -> str:
         return (
             f"En la revisión {a.revision[:7]}, la línea {a.frame.lineno} de {a.path} dice: "
-            f"{a.crash_code}"
+            f"`{a.crash_code}`"
         )
 
     def blame_fact(self, a: Analysis) -> str:
@@ -222,7 +225,9 @@ class Palabras(Words):
     def change_fact(self, a: Analysis) -> str:
         c = a.change
         assert c is not None
-        removed = "; ".join(t.strip() for _, t in c.hunk.get("removed") or [] if t.strip())[:200]
+        removed = "; ".join(f"`{t.strip()}`" for _, t in c.hunk.get("removed") or [] if t.strip())[
+            :300
+        ]
         text = (
             f'El commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) cambió '
             f"{c.path} en la línea {c.line}"

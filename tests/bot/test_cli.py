@@ -1,0 +1,118 @@
+"""The command line as a user runs it: one process, real git, real SQLite."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED
+
+BIN = Path(sys.executable).with_name("incident-bot")
+
+
+def cli(*args: str, db: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("DATABASE_URL", None)
+    if db is not None:
+        env["DATABASE_URL"] = f"sqlite+aiosqlite:///{db}"
+    return subprocess.run(
+        [str(BIN), *args], capture_output=True, text=True, env=env, timeout=timeout, check=False
+    )
+
+
+@pytest.fixture
+def orders(built_scenarios, tmp_path) -> Path:
+    """A writable copy of the orders scenario, to break in various ways."""
+    copy = tmp_path / "orders"
+    shutil.copytree(built_scenarios["orders"], copy)
+    return copy
+
+
+def test_json_run_prints_the_documented_document(built_scenarios):
+    done = cli("investigate", "--scenario", str(built_scenarios["orders"]), "--offline", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert {"status", "diagnosis", "evidence", "draft", "stats"} <= doc.keys()
+    assert doc["status"] == "COMPLETED"
+    assert {"root_cause", "facts", "hypotheses", "uncertainties", "recommended_check",
+            "suspect", "confidence"} <= doc["diagnosis"].keys()
+    ev = doc["evidence"][0]
+    assert {"id", "source", "tool", "title", "link", "retrieved_at", "path"} <= ev.keys()
+    assert {"title", "body", "version", "hash"} <= doc["draft"].keys()
+    assert {"model_calls", "tool_calls", "wall_seconds"} <= doc["stats"].keys()
+
+
+def test_the_terminal_streams_cards_then_the_diagnosis_and_draft(built_scenarios):
+    done = cli("investigate", "--scenario", str(built_scenarios["orders"]), "--offline")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    positions = [out.index(marker) for marker in ("E1 sentry", "E7 docs", "diagnosis", "draft")]
+    assert positions == sorted(positions)
+    assert "CustomerReference.java:14" in out
+
+
+@pytest.mark.parametrize(
+    ("breakage", "message"),
+    [
+        ("missing-folder", "no scenario folder"),
+        ("no-bundle", "has no repo.bundle"),
+        ("no-issues", "has no sentry/issues.json"),
+        ("no-events", "no events file"),
+        ("corrupt-bundle", "not a valid git bundle"),
+        ("bad-json", "not JSON"),
+        ("empty-question", "the question is empty"),
+        ("huge-question", "10000 characters"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_stored(orders, tmp_path, breakage, message):
+    folder, extra = orders, []
+    if breakage == "missing-folder":
+        folder = tmp_path / "nope"
+    elif breakage == "no-bundle":
+        (orders / "repo.bundle").unlink()
+    elif breakage == "no-issues":
+        (orders / "sentry" / "issues.json").unlink()
+    elif breakage == "no-events":
+        next((orders / "sentry" / "events").iterdir()).unlink()
+    elif breakage == "corrupt-bundle":
+        data = (orders / "repo.bundle").read_bytes()
+        (orders / "repo.bundle").write_bytes(data[: len(data) // 2])
+    elif breakage == "bad-json":
+        (orders / "scenario.json").write_text("{not json")
+    elif breakage == "empty-question":
+        extra = ["--question", "   "]
+    elif breakage == "huge-question":
+        extra = ["--question", "x" * 10_000]
+    db = tmp_path / "bot.db"
+    done = cli("investigate", "--scenario", str(folder), "--offline", "--json", *extra, db=db)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+    assert not db.exists()
+
+
+@pytest.mark.skipif(not (SHARED / "orders-npe").is_dir(), reason="../shared is not beside us")
+def test_a_database_url_keeps_the_investigation(tmp_path):
+    db = tmp_path / "keep.db"
+    done = cli("investigate", "--scenario", str(SHARED / "orders-npe"), "--offline", "--json",
+               db=db)
+    assert done.returncode == 0, done.stderr
+    inv_id = json.loads(done.stdout)["investigation_id"]
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        state = conn.execute("select state from investigations where id = ?", (inv_id,)).fetchone()
+        evidence = conn.execute("select count(*) from evidence").fetchone()[0]
+        jobs = conn.execute("select status from jobs").fetchall()
+    assert state == ("COMPLETED",) and evidence == 7 and jobs == [("done",)]
+
+
+def test_demo_runs_the_bundled_incident_offline():
+    done = cli("demo")
+    assert done.returncode == 0, done.stderr
+    assert "CustomerReference.java:14" in done.stdout
+    assert "835b04b442dc376f38b62e6ada802c1377f20c3b" in done.stdout

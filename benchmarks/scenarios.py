@@ -66,7 +66,8 @@ async def main(folders: list[Path], runs: int) -> None:
         f"mcp-server-git session start (once per worker): {time.perf_counter() - started:.2f} s\n"
     )
     print(
-        f"{'scenario':34} {'status':10} {'wall s':>7} {'loop s':>7} {'model':>6} {'tools':>6}  grade"
+        f"{'scenario':34} {'status':10} {'wall s':>7} {'loop s':>7} "
+        f"{'model':>6} {'tools':>6}  grade"
     )
     walls, models, tools = [], [], []
     try:

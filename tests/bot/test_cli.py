@@ -38,8 +38,15 @@ def test_json_run_prints_the_documented_document(built_scenarios):
     doc = json.loads(done.stdout)
     assert {"status", "diagnosis", "evidence", "draft", "stats"} <= doc.keys()
     assert doc["status"] == "COMPLETED"
-    assert {"root_cause", "facts", "hypotheses", "uncertainties", "recommended_check",
-            "suspect", "confidence"} <= doc["diagnosis"].keys()
+    assert {
+        "root_cause",
+        "facts",
+        "hypotheses",
+        "uncertainties",
+        "recommended_check",
+        "suspect",
+        "confidence",
+    } <= doc["diagnosis"].keys()
     ev = doc["evidence"][0]
     assert {"id", "source", "tool", "title", "link", "retrieved_at", "path"} <= ev.keys()
     assert {"title", "body", "version", "hash"} <= doc["draft"].keys()
@@ -98,8 +105,9 @@ def test_bad_input_is_one_line_exit_2_and_nothing_stored(orders, tmp_path, break
 @pytest.mark.skipif(not (SHARED / "orders-npe").is_dir(), reason="../shared is not beside us")
 def test_a_database_url_keeps_the_investigation(tmp_path):
     db = tmp_path / "keep.db"
-    done = cli("investigate", "--scenario", str(SHARED / "orders-npe"), "--offline", "--json",
-               db=db)
+    done = cli(
+        "investigate", "--scenario", str(SHARED / "orders-npe"), "--offline", "--json", db=db
+    )
     assert done.returncode == 0, done.stderr
     inv_id = json.loads(done.stdout)["investigation_id"]
     import sqlite3

@@ -89,7 +89,7 @@ async def test_a_missing_release_is_asked_for_and_the_answer_resumes(
             event["tags"] = [t for t in event.get("tags", []) if t["key"] != "release"]
         events_file.write_text(json.dumps(events))
     expected = json.loads((folder / "expected.json").read_text())
-    scenario, runtime, inv = await start(folder, tmp_path)
+    _, runtime, inv = await start(folder, tmp_path)
     store, jobs = SqlStore(bench), SqlJobQueue(bench)
     await store.create(inv)
     await jobs.enqueue(INVESTIGATE, inv.id)

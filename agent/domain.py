@@ -49,7 +49,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     # A stopped run may be continued with more budget.
     State.STOPPED: frozenset({State.RUNNING}),
     State.COMPLETED: frozenset({State.PUBLISH_QUEUED}),
-    State.PUBLISH_QUEUED: frozenset({State.PUBLISHED, State.PUBLISH_UNKNOWN}),
+    # Back to COMPLETED when the tracker refused the issue outright: nothing was created.
+    State.PUBLISH_QUEUED: frozenset({State.PUBLISHED, State.PUBLISH_UNKNOWN, State.COMPLETED}),
     State.PUBLISH_UNKNOWN: frozenset({State.PUBLISHED, State.PUBLISH_QUEUED}),
     State.PUBLISHED: frozenset(),
 }
@@ -175,6 +176,29 @@ class Draft(BaseModel):
             )
 
 
+class Origin(BaseModel):
+    """Where the request came from, so the surface can answer there."""
+
+    surface: str = "cli"
+    channel: str | None = None
+    user: str | None = None
+    thread_ts: str | None = None
+
+
+class Approval(BaseModel):
+    approver: str
+    version: int
+    hash: str
+    idempotency_key: str
+    at: datetime = Field(default_factory=utcnow)
+
+
+class Publication(BaseModel):
+    number: int
+    url: str
+    at: datetime = Field(default_factory=utcnow)
+
+
 class Stats(BaseModel):
     model_calls: int = 0
     tool_calls: int = 0
@@ -199,6 +223,10 @@ class Investigation(BaseModel):
     draft: Draft | None = None
     stats: Stats = Field(default_factory=Stats)
     extra_budget: int = 0
+    origin: Origin = Field(default_factory=Origin)
+    approval: Approval | None = None
+    publication: Publication | None = None
+    discarded: bool = False
 
     @classmethod
     def open(cls, question: str, scope: Scope, requester: str | None = None) -> Investigation:
@@ -277,6 +305,42 @@ class Investigation(BaseModel):
         """Publishing states; the publisher owns their meaning."""
         self._move(to)
 
+    def approve(self, *, approver: str, version: int, hash: str, idempotency_key: str) -> bool:
+        """Queue the exact draft shown for publishing. False when this approval was already
+        taken (a repeated click): approving is idempotent, never a second publication."""
+        if self.approval is not None and self.state in (
+            State.PUBLISH_QUEUED,
+            State.PUBLISHED,
+            State.PUBLISH_UNKNOWN,
+        ):
+            return False
+        if self.draft is None or self.discarded:
+            raise IllegalTransition("there is no draft to approve")
+        self.draft.check_approval(version, hash)
+        self._move(State.PUBLISH_QUEUED)
+        self.approval = Approval(
+            approver=approver, version=version, hash=hash, idempotency_key=idempotency_key
+        )
+        return True
+
+    def publish_refused(self, reason: str) -> None:
+        self._move(State.COMPLETED)
+        self.approval = None
+        self.stop_reason = reason
+
+    def published(self, number: int, url: str) -> None:
+        self._move(State.PUBLISHED)
+        self.publication = Publication(number=number, url=url)
+
+    def discard_draft(self, version: int) -> None:
+        if self.draft is None or self.state is not State.COMPLETED:
+            raise IllegalTransition("there is no draft to discard")
+        if version != self.draft.version:
+            raise StaleDraft(
+                f"discard of version {version}, but the draft is at {self.draft.version}"
+            )
+        self.discarded = True
+
     # -- evidence and drafts -------------------------------------------------
 
     def add_evidence(
@@ -316,7 +380,7 @@ class Investigation(BaseModel):
     def edit_draft(self, *, version: int, title: str, body: str) -> Draft:
         if self.draft is None:
             raise IllegalTransition("there is no draft to edit")
-        if self.state not in (State.COMPLETED, State.STOPPED):
+        if self.state not in (State.COMPLETED, State.STOPPED) or self.discarded:
             raise IllegalTransition(f"the draft can no longer be edited ({self.state})")
         self.draft = self.draft.edited(version=version, title=title, body=body)
         return self.draft

@@ -39,6 +39,13 @@ def parser() -> argparse.ArgumentParser:
     inv.add_argument("--max-model-calls", type=int, default=Limits().model_calls)
     inv.add_argument("--max-tool-calls", type=int, default=Limits().tool_calls)
     sub.add_parser("demo", help="investigate the bundled orders incident, offline")
+    srv = sub.add_parser("serve", help="run the Slack app with its workers")
+    srv.add_argument("--scenario", type=Path, help="serve this recorded incident as the project")
+    srv.add_argument("--offline", action="store_true", help="use the offline investigator")
+    srv.add_argument("--http", action="store_true", help="HTTP mode (default: Socket Mode)")
+    srv.add_argument("--port", type=int, default=3000)
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--workers", type=int, default=1)
     return p
 
 
@@ -48,6 +55,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return asyncio.run(demo())
+        if args.command == "serve":
+            from bot.serve import Options, serve
+
+            options = Options(
+                scenario=args.scenario,
+                offline=args.offline,
+                http=args.http,
+                port=args.port,
+                host=args.host,
+                workers=args.workers,
+            )
+            asyncio.run(serve(options))
+            return 0
         if not args.offline:
             raise InputError(
                 "only --offline runs are available in this version (no model is configured)"

@@ -8,18 +8,26 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from agent.domain import Investigation, State
 from agent.errors import ConcurrencyError
 from agent.loop import Loop
 from agent.ports import InvestigationStore, Job, JobQueue
+from agent.publish.github import PublishFailed, PublishUnknown
 
 log = logging.getLogger(__name__)
 
 INVESTIGATE = "investigate"
+PUBLISH = "publish"
 
-# Builds the loop for one investigation; `save` is the worker's (it keeps the lease alive).
-LoopFactory = Callable[[Investigation, Callable[[Investigation], Awaitable[None]]], Awaitable[Loop]]
+Save = Callable[[Investigation], Awaitable[None]]
+# Builds the loop for one investigation; `save` is the worker's (it tells the surfaces).
+LoopFactory = Callable[[Investigation, Save], Awaitable[Loop]]
+
+
+class Publisher(Protocol):
+    async def create_issue(self, inv: Investigation, labels: list[str]) -> tuple[int, str]: ...
 
 
 class Worker:
@@ -29,6 +37,8 @@ class Worker:
         jobs: JobQueue,
         loops: LoopFactory,
         *,
+        publisher: Publisher | None = None,
+        changed: Callable[[str], None] | None = None,
         name: str | None = None,
         lease_seconds: float = 30.0,
         poll_seconds: float = 0.02,
@@ -36,9 +46,12 @@ class Worker:
         self.store = store
         self.jobs = jobs
         self.loops = loops
+        self.publisher = publisher
+        self.changed = changed or (lambda _id: None)
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
+        self.wake = asyncio.Event()
 
     async def run_once(self) -> bool:
         """Claim and run one job; False when there was none."""
@@ -53,7 +66,7 @@ class Worker:
             return True
         finally:
             heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, ConcurrencyError):
                 await heartbeat
         await self.jobs.complete(job)
         return True
@@ -66,18 +79,41 @@ class Worker:
                 log.exception("worker %s: a job failed", self.name)
                 worked = False
             if not worked:
+                # New work wakes the worker at once; the poll covers other processes.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.poll_seconds)
+                    await asyncio.wait_for(self.wake.wait(), self.poll_seconds)
+                self.wake.clear()
+
+    async def save(self, inv: Investigation) -> None:
+        await self.store.save(inv)
+        self.changed(inv.id)
 
     async def _run(self, job: Job) -> None:
-        if job.kind != INVESTIGATE:
-            log.error("unknown job kind %s", job.kind)
-            return
         inv = await self.store.load(job.investigation_id)
-        if inv.state not in (State.QUEUED, State.RUNNING):
-            return  # already done, or waiting for the operator
-        loop = await self.loops(inv, self.store.save)
-        await loop.run(inv)
+        if job.kind == INVESTIGATE:
+            if inv.state in (State.QUEUED, State.RUNNING):
+                loop = await self.loops(inv, self.save)
+                await loop.run(inv)
+        elif job.kind == PUBLISH:
+            if inv.state is State.PUBLISH_QUEUED:
+                await self._publish(inv)
+        else:
+            log.error("unknown job kind %s", job.kind)
+
+    async def _publish(self, inv: Investigation) -> None:
+        if self.publisher is None:
+            inv.publish_refused("no issue tracker is configured")
+        else:
+            try:
+                number, url = await self.publisher.create_issue(inv, ["incident-bot"])
+            except PublishUnknown as exc:
+                inv.move_to(State.PUBLISH_UNKNOWN)
+                inv.stop_reason = str(exc)
+            except PublishFailed as exc:
+                inv.publish_refused(str(exc))
+            else:
+                inv.published(number, url)
+        await self.save(inv)
 
     async def _heartbeat(self, job: Job) -> None:
         while True:

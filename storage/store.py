@@ -39,6 +39,9 @@ def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
         "draft": inv.draft.model_dump(mode="json") if inv.draft else None,
         "stats": inv.stats.model_dump(mode="json"),
         "extra_budget": inv.extra_budget,
+        "extra": inv.model_dump(
+            mode="json", include={"origin", "approval", "publication", "discarded"}
+        ),
     }
 
 
@@ -149,6 +152,7 @@ class SqlStore:
                     "draft": row.draft,
                     "stats": row.stats,
                     "extra_budget": row.extra_budget,
+                    **(row.extra or {}),
                 }
             )
 

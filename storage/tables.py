@@ -83,6 +83,8 @@ investigations = Table(
     Column("draft", JSONValue, nullable=True),
     Column("stats", JSONValue, nullable=False),
     Column("extra_budget", Integer, nullable=False, default=0),
+    # Origin, approval, publication: small JSON values read with the aggregate.
+    Column("extra", JSONValue, nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     # `recent()`: newest first, optionally for one requester.
@@ -178,4 +180,26 @@ jobs = Table(
     ),
     # enqueue()'s lookup, and PostgreSQL does not index foreign keys by itself.
     Index(None, "investigation_id", "kind"),
+)
+
+# What a surface has shown of an investigation: one row per item (root, E3, diagnosis…).
+# `ts` is empty while a post is under way: a crash then leaves `pending` behind, and the
+# next pass looks in the thread before posting again.
+surface_messages = Table(
+    "surface_messages",
+    metadata,
+    Column(
+        "investigation_id",
+        String(64),
+        ForeignKey("investigations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("key", String(64), nullable=False),
+    Column("channel", String(64), nullable=False),
+    Column("ts", String(32), nullable=True),
+    Column("state", String(16), nullable=False),
+    Column("payload_hash", String(64), nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("investigation_id", "key"),
+    Index(None, "channel", "ts"),
 )

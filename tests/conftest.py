@@ -18,10 +18,21 @@ def recipes() -> list[Path]:
     return [DEMO, *sorted(p for p in RECIPES.iterdir() if (p / "recipe.json").is_file())]
 
 
-@pytest.fixture(scope="session")
-def built_scenarios(tmp_path_factory) -> dict[str, Path]:
-    """Every recipe built once into a scenario folder, by name."""
-    from bot.scenarios import build_scenario
+class Built(dict):
+    """Recipes built into scenario folders on first use, by name, once per session."""
 
-    out = tmp_path_factory.mktemp("scenarios")
-    return {r.name: build_scenario(r, out / r.name) for r in recipes()}
+    def __init__(self, out: Path) -> None:
+        super().__init__()
+        self.out = out
+        self.recipes = {r.name: r for r in recipes()}
+
+    def __missing__(self, name: str) -> Path:
+        from bot.scenarios import build_scenario
+
+        self[name] = build_scenario(self.recipes[name], self.out / name)
+        return self[name]
+
+
+@pytest.fixture(scope="session")
+def built_scenarios(tmp_path_factory) -> Built:
+    return Built(tmp_path_factory.mktemp("scenarios"))

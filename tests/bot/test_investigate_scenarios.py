@@ -38,7 +38,7 @@ async def investigate_all(folders: dict[str, Path]) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def results(built_scenarios) -> dict[str, tuple[dict, dict]]:
     folders = {p.name: p for p in shared_scenarios()}
-    folders |= {f"fixture:{k}": v for k, v in built_scenarios.items()}
+    folders |= {f"fixture:{r.name}": built_scenarios[r.name] for r in recipes()}
     docs = asyncio.run(investigate_all(folders))
     return {
         name: (docs[name], json.loads((folders[name] / "expected.json").read_text()))

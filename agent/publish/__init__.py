@@ -1,0 +1,1 @@
+"""Publishing an approved draft to the issue tracker."""

@@ -1,0 +1,96 @@
+"""Configuration: secrets and addresses from the environment, projects from a TOML file.
+
+A projects file (INCIDENT_BOT_CONFIG) looks like:
+
+    [projects.orders]
+    repository = "acme/orders"
+    sentry_organization = "acme"
+    sentry_project = "orders"
+    release_prefix = "orders@"
+    language = "es"
+    channels = ["C0123456789"]      # "*" allows any channel
+    approvers = ["U0123456789"]     # Slack user ids
+    approver_group = "S0123456789"  # optional user group
+    require_other_approver = true   # the requester may not approve their own draft
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent.errors import InputError
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore")
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    github_api_url: str = "https://api.github.com"
+    github_token: SecretStr | None = None
+    database_url: str | None = None
+    incident_bot_config: Path | None = None
+
+
+class Project(BaseModel):
+    key: str
+    repository: str
+    sentry_organization: str
+    sentry_project: str
+    release_prefix: str = ""
+    language: str = "en"
+    channels: list[str] = Field(default_factory=list)
+    approvers: list[str] = Field(default_factory=list)
+    approver_group: str | None = None
+    require_other_approver: bool = False
+    window_hours: int = 24
+
+    def allows(self, channel: str) -> bool:
+        return "*" in self.channels or channel in self.channels
+
+
+class Projects(BaseModel):
+    projects: dict[str, Project]
+
+    @classmethod
+    def load(cls, path: Path) -> Projects:
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise InputError(f"cannot read the projects file {path}: {exc}") from None
+        try:
+            return cls(
+                projects={
+                    key: Project(key=key, **value)
+                    for key, value in (raw.get("projects") or {}).items()
+                }
+            )
+        except (ValidationError, TypeError) as exc:
+            raise InputError(f"the projects file {path} is not valid: {exc}") from None
+
+    def for_channel(self, channel: str) -> list[Project]:
+        return [p for p in self.projects.values() if p.allows(channel)]
+
+    def choose(self, channel: str, name: str | None) -> Project:
+        """The project a request in `channel` is about; InputError says why none fits."""
+        allowed = self.for_channel(channel)
+        if name is not None:
+            project = self.projects.get(name)
+            if project is None:
+                known = ", ".join(sorted(p.key for p in allowed)) or "none"
+                raise InputError(f"unknown project `{name}` (projects here: {known})")
+            if project not in allowed:
+                raise InputError(f"project `{name}` may not be investigated from this channel")
+            return project
+        if not allowed:
+            raise InputError("this channel is not authorized for any project")
+        if len(allowed) > 1:
+            names = ", ".join(sorted(p.key for p in allowed))
+            raise InputError(f"name the project first: one of {names}")
+        return allowed[0]

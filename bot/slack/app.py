@@ -1,0 +1,267 @@
+"""The Slack app: thin Bolt listeners that ack at once and hand the work to the queue.
+
+Listeners store what the person asked for and wake the worker and the thread
+sync; they never investigate, post cards or publish themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent.domain import Investigation, Origin, Scope, State, utcnow
+from agent.errors import IllegalTransition, InputError, NotFound, StaleDraft
+from bot.config import Project, Projects
+from bot.slack import blocks, command
+from bot.slack.sync import CONTINUE_CALLS, SlackSync
+from bot.worker import INVESTIGATE, PUBLISH
+from storage.jobs import SqlJobQueue
+from storage.store import SqlStore
+from storage.surface import SqlSurfaceMessages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Deps:
+    store: SqlStore
+    jobs: SqlJobQueue
+    shown: SqlSurfaceMessages
+    sync: SlackSync
+    projects: Projects
+    wake_workers: Callable[[], None]
+    clock: Callable[[], datetime] = utcnow
+
+
+def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncApp:
+    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=False)
+    d = deps
+
+    async def ephemeral(channel: str, user: str, text: str) -> None:
+        await client.chat_postEphemeral(channel=channel, user=user, **blocks.error_ephemeral(text))
+
+    async def start(text: str, channel: str, user: str) -> None:
+        """Check, store, enqueue; a refusal is an ephemeral and nothing is stored."""
+        try:
+            request = command.parse(text, d.projects, channel, d.clock())
+            inv = Investigation.open(request.question, scope(request), requester=user)
+        except InputError as exc:
+            await ephemeral(channel, user, str(exc))
+            return
+        inv.origin = Origin(surface="slack", channel=channel, user=user)
+        await d.store.create(inv)
+        await d.jobs.enqueue(INVESTIGATE, inv.id)
+        d.wake_workers()
+        d.sync.kick(inv.id)
+
+    @app.command("/investigate")
+    async def on_investigate(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        text = body.get("text") or ""
+        if text.strip() in ("", "help"):
+            await client.chat_postEphemeral(
+                channel=body["channel_id"], user=body["user_id"], **blocks.help_message()
+            )
+            return
+        await start(text, body["channel_id"], body["user_id"])
+
+    @app.shortcut("investigate_this")
+    async def on_shortcut(ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        message = body.get("message") or {}
+        view = blocks.investigate_modal(message.get("text") or "", body["channel"]["id"])
+        await client.views_open(trigger_id=body["trigger_id"], view=view)
+
+    @app.view("investigate_submit")
+    async def on_shortcut_submit(ack: Any, body: dict[str, Any], view: dict[str, Any]) -> None:
+        await ack()
+        meta = json.loads(view.get("private_metadata") or "{}")
+        question = value_of(view, "question")
+        await start(question, meta.get("channel_id", ""), body["user"]["id"])
+
+    @app.action("draft_edit")
+    async def on_edit(ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        target = json.loads(action["value"])
+        inv = await d.store.load(target["investigation_id"])
+        if inv.draft is None or inv.draft.version != target["version"]:
+            await stale(body, inv)
+            return
+        await client.views_open(trigger_id=body["trigger_id"], view=blocks.edit_modal(inv))
+
+    @app.view("draft_edit_submit")
+    async def on_edit_submit(ack: Any, view: dict[str, Any]) -> None:
+        meta = json.loads(view.get("private_metadata") or "{}")
+        inv = await d.store.load(meta["investigation_id"])
+        try:
+            inv.edit_draft(
+                version=int(meta["version"]),
+                title=value_of(view, "title"),
+                body=value_of(view, "body"),
+            )
+        except (StaleDraft, IllegalTransition, InputError) as exc:
+            await ack(response_action="errors", errors={"title": str(exc)[:150]})
+            return
+        await ack()
+        await d.store.save(inv)
+        d.sync.kick(inv.id)
+
+    @app.action("draft_approve")
+    async def on_approve(ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        target = json.loads(action["value"])
+        user = body["user"]["id"]
+        inv = await d.store.load(target["investigation_id"])
+        project = d.projects.projects.get(inv.scope.project_key)
+        why_not = may_approve(project, inv, user)
+        if why_not:
+            await ephemeral(channel_of(body), user, why_not)
+            return
+        try:
+            fresh = inv.approve(
+                approver=user,
+                version=int(target["version"]),
+                hash=str(target["hash"]),
+                idempotency_key=f"{inv.id}:{target['version']}:{target['hash']}",
+            )
+        except (StaleDraft, IllegalTransition):
+            await stale(body, inv)
+            return
+        if fresh:
+            await d.store.save(inv)
+            await d.jobs.enqueue(PUBLISH, inv.id)
+            d.wake_workers()
+        d.sync.kick(inv.id)
+
+    @app.action("draft_discard")
+    async def on_discard(ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        target = json.loads(action["value"])
+        inv = await d.store.load(target["investigation_id"])
+        try:
+            inv.discard_draft(int(target["version"]))
+        except (StaleDraft, IllegalTransition):
+            await stale(body, inv)
+            return
+        await d.store.save(inv)
+        d.sync.kick(inv.id)
+
+    @app.action("continue")
+    async def on_continue(ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        await ack()
+        target = json.loads(action["value"])
+        inv = await d.store.load(target["investigation_id"])
+        if inv.version != int(target["version"]) or inv.state is not State.STOPPED:
+            await ephemeral(channel_of(body), body["user"]["id"], "This run already moved on.")
+            return
+        inv.continue_with(CONTINUE_CALLS)
+        await d.store.save(inv)
+        await d.jobs.enqueue(INVESTIGATE, inv.id)
+        d.wake_workers()
+        d.sync.kick(inv.id)
+
+    @app.event("message")
+    async def on_message(event: dict[str, Any]) -> None:
+        """A reply in a thread of ours may answer the question the run is waiting on."""
+        thread = event.get("thread_ts")
+        if not thread or event.get("bot_id") or event.get("subtype"):
+            return
+        found = await d.shown.investigation_at(event.get("channel", ""), thread)
+        if found is None or found[1] != "root":
+            return
+        try:
+            inv = await d.store.load(found[0])
+        except NotFound:
+            return
+        user = event.get("user", "")
+        project = d.projects.projects.get(inv.scope.project_key)
+        if inv.state is not State.WAITING_FOR_OPERATOR:
+            return
+        if user != inv.requester and not is_approver(project, user):
+            return  # other chatter in the thread
+        try:
+            inv.answer(event.get("text") or "")
+        except (InputError, IllegalTransition):
+            return
+        await d.store.save(inv)
+        await d.jobs.enqueue(INVESTIGATE, inv.id)
+        d.wake_workers()
+        d.sync.kick(inv.id)
+
+    @app.event("app_home_opened")
+    async def on_home(event: dict[str, Any]) -> None:
+        user = event["user"]
+        items = []
+        for summary in await d.store.recent(requester=user, limit=15):
+            shown = await d.shown.all_for(summary.id)
+            root = shown.get("root")
+            link = None
+            if root and root.ts:
+                link = await permalink(client, root.channel, root.ts)
+            items.append((summary.id, summary.question, summary.state, link))
+        await client.views_publish(user_id=user, view=blocks.home_view(items))
+
+    async def stale(body: dict[str, Any], inv: Investigation) -> None:
+        current = f"v{inv.draft.version}" if inv.draft else "none"
+        await ephemeral(
+            channel_of(body),
+            body["user"]["id"],
+            f"That draft is out of date (the current one is {current}, state {inv.state}). "
+            "Nothing was changed.",
+        )
+
+    return app
+
+
+def scope(request: command.Request) -> Scope:
+    p = request.project
+    return Scope(
+        project_key=p.key,
+        repository=p.repository,
+        sentry_organization=p.sentry_organization,
+        sentry_project=p.sentry_project,
+        release_prefix=p.release_prefix,
+        language=p.language,
+        since=request.since,
+        until=request.until,
+    )
+
+
+def is_approver(project: Project | None, user: str) -> bool:
+    return project is not None and (not project.approvers or user in project.approvers)
+
+
+def may_approve(project: Project | None, inv: Investigation, user: str) -> str | None:
+    """Why this user may not approve, or None."""
+    if project is None:
+        return "This project is no longer configured."
+    if project.approvers and user not in project.approvers:
+        return "Only the project's approvers can publish this draft."
+    if project.require_other_approver and user == inv.requester:
+        return "Someone other than the requester must approve this draft."
+    return None
+
+
+def value_of(view: dict[str, Any], block: str) -> str:
+    value = view["state"]["values"][block]["value"]
+    return str(value.get("value") or "")
+
+
+def channel_of(body: dict[str, Any]) -> str:
+    return (body.get("channel") or {}).get("id") or (body.get("container") or {}).get(
+        "channel_id", ""
+    )
+
+
+async def permalink(client: AsyncWebClient, channel: str, ts: str) -> str | None:
+    try:
+        return str((await client.chat_getPermalink(channel=channel, message_ts=ts))["permalink"])
+    except Exception:
+        return None

@@ -1,0 +1,238 @@
+"""The Slack thread follows the database.
+
+Each pass loads an investigation and brings its thread up to date: the root
+message, one card per evidence item in order, questions, the diagnosis and the
+draft. What was posted is recorded (storage.surface) with its ts, so a retry,
+a restart or a second worker never posts a card twice; a post whose answer was
+lost is looked for in the thread (message metadata) before it is posted again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent.domain import Investigation, State
+from bot.slack import blocks
+from storage.store import SqlStore
+from storage.surface import POSTED, Shown, SqlSurfaceMessages
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE = "incident_bot"
+CONTINUE_CALLS = 4  # what the Continue button adds
+UPDATABLE = ("root", "diagnosis", "draft")
+
+
+def payload_hash(payload: dict[str, Any]) -> str:
+    raw = json.dumps({k: payload.get(k) for k in ("text", "blocks")}, sort_keys=True)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class SlackSync:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        store: SqlStore,
+        shown: SqlSurfaceMessages,
+        *,
+        sweep_seconds: float = 5.0,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.shown = shown
+        self.sweep_seconds = sweep_seconds
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._dirty: set[str] = set()
+        self._wake = asyncio.Event()
+        self._workspace_url: str | None = None
+
+    def kick(self, investigation_id: str) -> None:
+        """Something changed: bring that thread up to date soon."""
+        self._dirty.add(investigation_id)
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.sweep_seconds)
+            self._wake.clear()
+            dirty, self._dirty = self._dirty, set()
+            for investigation_id in dirty:
+                try:
+                    await self.sync(investigation_id)
+                except Exception as exc:
+                    # The database has everything: the next pass catches the thread up.
+                    log.warning("slack sync of %s failed: %s", investigation_id, exc)
+                    self._dirty.add(investigation_id)
+            if self._dirty:
+                await asyncio.sleep(0.2)
+                self._wake.set()
+
+    async def sync(self, investigation_id: str) -> None:
+        async with self._locks[investigation_id]:
+            inv = await self.store.load(investigation_id)
+            if inv.origin.surface != "slack" or not inv.origin.channel:
+                return
+            shown = await self.shown.all_for(inv.id)
+            root = await self._show(inv, shown, "root", blocks.root_message(inv), None)
+            for ev in inv.evidence:
+                await self._show(inv, shown, ev.id, blocks.evidence_card(inv.id, ev), root)
+            for call_id, question in asked(inv):
+                payload = blocks.question_message(inv, question, inv.requester)
+                await self._show(inv, shown, f"q:{call_id}", payload, root)
+            if inv.diagnosis is not None or inv.state is State.STOPPED:
+                links = await self._links(inv, shown)
+                payload = blocks.diagnosis_message(inv, links, extra_calls=CONTINUE_CALLS)
+                await self._show(inv, shown, "diagnosis", payload, root)
+            if inv.draft is not None:
+                await self._show(inv, shown, "draft", self._draft(inv), root)
+            # The root shows the state last, once its thread is complete.
+            await self._show(inv, shown, "root", blocks.root_message(inv), None)
+
+    def _draft(self, inv: Investigation) -> dict[str, Any]:
+        if inv.state is State.PUBLISHED and inv.publication is not None:
+            return blocks.published_message(inv, inv.publication.url, inv.publication.number)
+        if inv.state in (State.PUBLISH_QUEUED, State.PUBLISH_UNKNOWN):
+            return blocks.publishing_message(inv)
+        return blocks.draft_message(inv)
+
+    async def _show(
+        self,
+        inv: Investigation,
+        shown: dict[str, Shown],
+        key: str,
+        payload: dict[str, Any],
+        thread: str | None,
+    ) -> str:
+        channel = inv.origin.channel
+        assert channel is not None
+        digest = payload_hash(payload)
+        record = shown.get(key)
+        if record is not None and record.state == POSTED and record.ts:
+            if key in UPDATABLE and record.payload_hash != digest:
+                await self.client.chat_update(
+                    channel=record.channel,
+                    ts=record.ts,
+                    text=payload["text"],
+                    blocks=payload.get("blocks"),
+                )
+                await self.shown.posted(inv.id, key, record.channel, record.ts, digest)
+                shown[key] = record.model_copy(update={"payload_hash": digest})
+            return record.ts
+        if record is None:
+            await self.shown.begin(inv.id, key, channel)
+        else:
+            # A post went out earlier without its answer being recorded: look first.
+            ts = await self._find(inv, key, channel, thread)
+            if ts is not None:
+                await self.shown.posted(inv.id, key, channel, ts, "")
+                shown[key] = Shown(
+                    investigation_id=inv.id,
+                    key=key,
+                    channel=channel,
+                    ts=ts,
+                    state=POSTED,
+                    payload_hash="",
+                )
+                return await self._show(inv, shown, key, payload, thread)
+        metadata = {
+            "event_type": EVENT_TYPE,
+            "event_payload": {"investigation_id": inv.id, "key": key},
+        }
+        response = await self.client.chat_postMessage(
+            channel=channel,
+            thread_ts=thread,
+            text=payload["text"],
+            blocks=payload.get("blocks"),
+            metadata=metadata,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        ts = str(response["ts"])
+        await self.shown.posted(inv.id, key, channel, ts, digest)
+        shown[key] = Shown(
+            investigation_id=inv.id,
+            key=key,
+            channel=channel,
+            ts=ts,
+            state=POSTED,
+            payload_hash=digest,
+        )
+        return ts
+
+    async def _find(
+        self, inv: Investigation, key: str, channel: str, thread: str | None
+    ) -> str | None:
+        """The ts of a message of ours carrying this item's metadata, if Slack has it."""
+        cursor = None
+        while True:
+            if thread is None:
+                page = await self.client.conversations_history(
+                    channel=channel,
+                    oldest=str(inv.created_at.timestamp() - 60),
+                    include_all_metadata=True,
+                    limit=200,
+                    cursor=cursor,
+                )
+            else:
+                page = await self.client.conversations_replies(
+                    channel=channel,
+                    ts=thread,
+                    include_all_metadata=True,
+                    limit=200,
+                    cursor=cursor,
+                )
+            for message in page.get("messages", []):
+                meta = message.get("metadata") or {}
+                body = meta.get("event_payload") or {}
+                if (
+                    meta.get("event_type") == EVENT_TYPE
+                    and body.get("investigation_id") == inv.id
+                    and body.get("key") == key
+                ):
+                    return str(message["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+
+    async def _links(self, inv: Investigation, shown: dict[str, Shown]) -> dict[str, str]:
+        """Permalinks of the evidence cards, built from the workspace URL (one auth.test)."""
+        if self._workspace_url is None:
+            try:
+                self._workspace_url = str((await self.client.auth_test())["url"])
+            except (SlackApiError, KeyError):
+                return {}
+        root = shown.get("root")
+        links = {}
+        for ev in inv.evidence:
+            record = shown.get(ev.id)
+            if record and record.ts and root and root.ts:
+                links[ev.id] = (
+                    f"{self._workspace_url.rstrip('/')}/archives/{record.channel}/"
+                    f"p{record.ts.replace('.', '')}?thread_ts={root.ts}&cid={record.channel}"
+                )
+        return links
+
+
+def asked(inv: Investigation) -> list[tuple[str, str]]:
+    """Every clarification the model asked for, in order (answered or not)."""
+    refused = {
+        m.tool_call_id for m in inv.messages if m.role == "tool" and m.content.startswith("ERROR:")
+    }
+    out = []
+    for m in inv.messages:
+        for call in m.tool_calls:
+            if call.name == "ask_clarification" and call.id not in refused:
+                question = str(call.arguments.get("question") or "").strip()
+                if question:
+                    out.append((call.id, question))
+    return out

@@ -1,4 +1,4 @@
-"""`/investigate [project] <question> [since..until]`, parsed and checked before anything is stored."""
+"""`/investigate [project] <question> [since..until]`, checked before anything is stored."""
 
 from __future__ import annotations
 

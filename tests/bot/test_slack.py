@@ -159,7 +159,7 @@ class Bot:
         (summary,) = await self.store.recent(None, 10)
         return await self.store.load(summary.id)
 
-    async def settled(self, *states: State, timeout: float = 20) -> Any:
+    async def settled(self, *states: State, timeout: float = 20) -> Any:  # noqa: ASYNC109
         async with asyncio.timeout(timeout):
             while True:
                 recent = await self.store.recent(None, 10)
@@ -369,7 +369,7 @@ def bot_keys(slack: FakeSlack) -> list[str]:
     return keys
 
 
-async def wait_until(bot: Bot, check, timeout: float = 5):
+async def wait_until(bot: Bot, check, timeout: float = 5):  # noqa: ASYNC109
     async with asyncio.timeout(timeout):
         while True:
             inv = await bot.inv()

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent import stacktrace
 from agent.domain import Message, Scope, ToolCall
-from agent.models import relevance
+from agent.models import changes, relevance
 from agent.models.words import Words, words_for
 from agent.ports import ModelResponse, ToolSpec
 
@@ -32,70 +32,6 @@ CHANGES = "code__git_changes"
 DOCS = "search_knowledge"
 ASK = "ask_clarification"
 FINISH = "finish_investigation"
-
-NULLISH = re.compile(
-    r"null|none|nil|undefined|keyerror|attributeerror|typeerror|nullpointer|indexerror|"
-    r"index out of range|nil map|nosuchelement|missing",
-    re.IGNORECASE,
-)
-GUARD = re.compile(
-    r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\|\||\.get\(|getOrDefault|"
-    r"\bdefault\b|Optional|\bif\b|\bok\b|len\(",
-)
-DECLARATION = re.compile(
-    r"^\s*(def|func|function|fun|class|public|private|protected|static|async def|@|#|//|/\*|\*|"
-    r'"""|\'\'\')'
-)
-# Words that say nothing about *which* code is involved.
-CODE_NOISE = {
-    "return",
-    "if",
-    "else",
-    "null",
-    "none",
-    "nil",
-    "true",
-    "false",
-    "int",
-    "str",
-    "new",
-    "this",
-    "self",
-    "var",
-    "let",
-    "const",
-    "def",
-    "func",
-    "function",
-    "public",
-    "private",
-    "static",
-    "final",
-    "string",
-    "void",
-    "class",
-    "value",
-    "values",
-    "undefined",
-    "err",
-    "error",
-    "exception",
-    "cannot",
-    "because",
-    "invoke",
-    "reading",
-    "properties",
-    "of",
-    "object",
-    "type",
-    "len",
-    "range",
-    "index",
-    "key",
-    "java",
-    "lang",
-}
-
 
 Action = tuple[str, dict[str, Any]]
 
@@ -153,6 +89,13 @@ class Trail:
     def last(self, name: str) -> Result | None:
         found = self.results.get(name)
         return found[-1] if found else None
+
+    def shown(self, path: str) -> Result | None:
+        """The git_show result of `path` at some revision, if it was read."""
+        for r in self.results.get(SHOW, []):
+            if not r.is_error and str(r.arguments.get("revision", "")).endswith(f":{path}"):
+                return r
+        return None
 
     def ok(self, name: str) -> Result | None:
         r = self.last(name)
@@ -248,7 +191,7 @@ class OfflineInvestigator:
         line = frame.lineno or 1
         # Independent reads go out together, as parallel tool calls.
         reads: list[Action] = []
-        if trail.last(SHOW) is None:
+        if trail.shown(path) is None:
             reads.append((SHOW, {"revision": f"{sha}:{path}"}))
         if trail.last(BLAME) is None:
             span = {"start_line": max(1, line - 2), "end_line": line + 2}
@@ -258,10 +201,13 @@ class OfflineInvestigator:
         reads = [r for r in reads if r[0] in offered]
         if reads:
             return reads
-        if DOCS in offered and trail.last(DOCS) is None:
-            analysis = self.analyse(trail)
-            if analysis is not None and analysis.doc_query:
-                return DOCS, {"query": analysis.doc_query}
+        analysis = self.analyse(trail)
+        if analysis is not None and analysis.needs_file and SHOW in offered:
+            # The fault is in an older commit of another file: read that file at the
+            # release to find the line there.
+            return SHOW, {"revision": f"{sha}:{analysis.change.path}"}  # type: ignore[union-attr]
+        if DOCS in offered and trail.last(DOCS) is None and analysis and analysis.doc_query:
+            return DOCS, {"query": analysis.doc_query}
         return FINISH, self.conclude(trail)
 
     def choose_issue(self, trail: Trail, issues: list[dict[str, Any]]) -> dict[str, Any] | str:
@@ -304,29 +250,54 @@ class OfflineInvestigator:
         issue = details.data.get("issue") or {}
         files = listing.data.get("entries") or []
         excs = stacktrace.exceptions(event)
-        crash = stacktrace.crash_frame(excs, files)
-        if crash is None:
+        found = stacktrace.crash_frame(excs, files)
+        if found is None:
             return None
-        exc, frame, path = crash
+        exc, frame, path = found
         a = Analysis(issue=issue, event=event, exc=exc, frame=frame, path=path)
         a.revision = self.revision(trail, event) or ""
-        a.nullish = bool(NULLISH.search(f"{exc.type} {exc.value}"))
-        a.stack = stacktrace.stack_paths(exc, files)
-        shown = trail.ok(SHOW)
-        if shown is not None:
-            lines = shown.content.splitlines()
-            if frame.lineno and 0 < frame.lineno <= len(lines):
-                a.crash_code = lines[frame.lineno - 1].strip()
-        if not a.crash_code and frame.context_line:
-            a.crash_code = frame.context_line.strip()
+        line = frame.lineno or 1
+        shown = trail.shown(path)
+        lines = shown.content.splitlines() if shown is not None else []
+        if 0 < line <= len(lines):
+            a.crash_code = lines[line - 1].strip()
+            nearby = lines[max(0, line - 4) : line]
+        else:
+            a.crash_code = (frame.context_line or "").strip()
+            nearby = [a.crash_code]
         blame = trail.ok(BLAME)
-        if blame is not None:
-            for row in (blame.data or {}).get("lines", []):
-                if row.get("line") == frame.lineno:
-                    a.blame = row
-        changes = trail.ok(CHANGES)
-        if changes is not None:
-            pick_change(a, (changes.data or {}).get("commits") or [])
+        for row in (blame.data or {}).get("lines", []) if blame is not None else []:
+            if row.get("line") == frame.lineno:
+                a.blame = row
+        # Frames of every exception of a chain: the cause and the one finally raised.
+        stack: dict[tuple[str, int | None], tuple[stacktrace.Frame, str]] = {}
+        for e in excs:
+            for fr, p in stacktrace.stack_paths(e, files):
+                stack.setdefault((p, fr.lineno), (fr, p))
+        a.crash = changes.Crash(
+            path=path,
+            line=line,
+            function=frame.function or "",
+            exc_type=str(exc.type or ""),
+            exc_value=str(exc.value or ""),
+            code=a.crash_code,
+            nearby=nearby,
+            stack=list(stack.values()),
+            first_seen=relevance.parse_time(issue.get("firstSeen")),
+            blamed=(a.blame or {}).get("commit"),
+        )
+        history = trail.ok(CHANGES)
+        if history is not None:
+            a.change = changes.pick(a.crash, (history.data or {}).get("commits") or [])
+        if a.change is not None:
+            if a.change.on_crash_line:
+                a.change_line = line
+            else:
+                content = trail.shown(a.change.path)
+                a.change_line = changes.release_line(
+                    a.change, content.content if content is not None else None
+                )
+                a.needs_file = a.change_line is None and content is None
         a.doc_query = doc_query(a)
         return a
 
@@ -396,7 +367,7 @@ class OfflineInvestigator:
                 "evidence": [details.evidence_id],
             }
         )
-        shown = trail.ok(SHOW)
+        shown = trail.shown(a.path)
         if shown is not None and a.crash_code:
             facts.append(
                 {
@@ -433,8 +404,9 @@ class OfflineInvestigator:
             hyps.append(w.elsewhere(a))
         if a.change is None:
             unsure.append(w.no_change_found)
-        if not a.previous_known:
-            unsure.append(w.no_previous_release)
+        unsure.append(w.no_previous_release)
+        if a.change is not None and a.change_line is None:
+            unsure.append(w.line_not_mapped)
         if doc_path is None:
             unsure.append(w.no_docs)
         unsure.append(w.one_event)
@@ -464,17 +436,6 @@ class OfflineInvestigator:
 
 
 @dataclass
-class Change:
-    sha: str
-    summary: str
-    author: str
-    date: str
-    path: str
-    hunk: dict[str, Any]
-    line: int
-
-
-@dataclass
 class Analysis:
     issue: dict[str, Any]
     event: dict[str, Any]
@@ -482,188 +443,37 @@ class Analysis:
     frame: stacktrace.Frame
     path: str
     revision: str = ""
-    stack: list[tuple[stacktrace.Frame, str]] = field(default_factory=list)
     crash_code: str = ""
+    crash: changes.Crash | None = None
     blame: dict[str, Any] | None = None
-    change: Change | None = None
-    change_score: float = 0.0
-    previous_known: bool = False
+    change: changes.Change | None = None
+    change_line: int | None = None  # the suspect line at the running revision
+    needs_file: bool = False
     doc_query: str = ""
-    nullish: bool = False
     doc_terms: list[str] = field(default_factory=list)
+
+    @property
+    def nullish(self) -> bool:
+        return self.crash is not None and self.crash.nullish
+
+    @property
+    def change_score(self) -> float:
+        return self.change.score if self.change is not None else 0.0
 
     def suspect(self) -> tuple[str, int, str | None]:
         if self.change is not None:
-            return self.change.path, self.change.line, self.change.sha
+            return self.change.path, self.change_line or self.change.line, self.change.sha
         commit = self.blame.get("commit") if self.blame else None
         return self.path, self.frame.lineno or 1, commit
 
     def change_quote(self) -> str | None:
-        if self.change is None:
-            return None
-        for n, text in self.change.hunk.get("added") or []:
-            if n == self.change.line and text.strip():
-                return text.strip()
-        return None
+        return self.change.text if self.change is not None and self.change.text else None
 
     def exception_terms(self) -> list[str]:
-        return [t for t in stacktrace.identifiers(f"{self.exc.value}") if useful(t)]
+        return [t for t in stacktrace.identifiers(f"{self.exc.value}") if changes.useful(t)]
 
     def crash_terms(self) -> list[str]:
-        return [t for t in stacktrace.identifiers(self.crash_code) if useful(t)]
-
-
-def useful(term: str) -> bool:
-    return len(term) > 2 and term.lower() not in CODE_NOISE
-
-
-def parts(term: str) -> set[str]:
-    """`customerReference` → {customerreference, customer, reference}; `a.b` likewise."""
-    out = {term.lower()}
-    for piece in re.split(r"[._\-/:]", term):
-        if piece:
-            out.add(piece.lower())
-            out.update(p.lower() for p in relevance._CAMEL.findall(piece) if len(p) > 2)
-    return {p for p in out if useful(p)}
-
-
-def pick_change(a: Analysis, commits: list[dict[str, Any]]) -> None:
-    """Score every hunk of the recent history against the crash; keep the best."""
-    first_seen = relevance.parse_time(a.issue.get("firstSeen"))
-    exc_terms = (
-        set().union(*(parts(t) for t in a.exception_terms())) if a.exception_terms() else set()
-    )
-    crash_terms = set().union(*(parts(t) for t in a.crash_terms())) if a.crash_terms() else set()
-    nullish = bool(NULLISH.search(f"{a.exc.type} {a.exc.value}"))
-    blamed = (a.blame or {}).get("commit")
-    stack_by_path: dict[str, list[stacktrace.Frame]] = {}
-    for fr, p in a.stack:
-        stack_by_path.setdefault(p, []).append(fr)
-    best: tuple[float, Change] | None = None
-    rank_ = 0
-    for commit in commits:
-        when = relevance.parse_time(commit.get("date"))
-        if first_seen and when and when > first_seen:
-            continue  # landed after the errors began: not their cause
-        recency = 1.5 / (1 + rank_)
-        rank_ += 1
-        for f in commit.get("files") or []:
-            path = f.get("path") or ""
-            if path.lower().endswith((".md", ".markdown", ".txt", ".rst")):
-                continue
-            for hunk in f.get("hunks") or []:
-                score, line = score_hunk(
-                    a, path, hunk, exc_terms, crash_terms, nullish, stack_by_path
-                )
-                if score <= 0:
-                    continue
-                score += recency
-                if blamed and commit.get("sha") == blamed and path == a.path:
-                    score += 2
-                if int(hunk.get("old_lines") or 0) == 0 and int(hunk.get("new_lines") or 0) > 15:
-                    score *= 0.3  # a whole new file: everything in it was "changed"
-                if best is None or score > best[0]:
-                    best = (
-                        score,
-                        Change(
-                            sha=commit.get("sha", ""),
-                            summary=commit.get("summary", ""),
-                            author=commit.get("author", ""),
-                            date=commit.get("date", ""),
-                            path=path,
-                            hunk=hunk,
-                            line=line,
-                        ),
-                    )
-    if best is not None and best[0] >= 3:
-        a.change_score, a.change = best
-
-
-def score_hunk(
-    a: Analysis,
-    path: str,
-    hunk: dict[str, Any],
-    exc_terms: set[str],
-    crash_terms: set[str],
-    nullish: bool,
-    stack_by_path: dict[str, list[stacktrace.Frame]],
-) -> tuple[float, int]:
-    added = [(int(n), str(t)) for n, t in hunk.get("added") or []]
-    removed = [str(t) for _, t in hunk.get("removed") or []]
-    new_start, new_lines = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
-    score = 0.0
-    crash_line = a.frame.lineno or 0
-    if path == a.path and any(n == crash_line for n, _ in added):
-        score += 6
-    elif path == a.path and new_start <= crash_line < new_start + max(new_lines, 1):
-        score += 3
-    for fr in stack_by_path.get(path, []):
-        if fr is a.frame:
-            continue
-        if fr.lineno and new_start <= fr.lineno < new_start + max(new_lines, 1):
-            score += 4  # the failing request ran through this changed code
-            break
-        if fr.function and fr.function in str(hunk.get("function") or ""):
-            score += 2
-            break
-    changed = " ".join([t for _, t in added] + removed)
-    changed_terms = (
-        set().union(*(parts(t) for t in stacktrace.identifiers(changed)))
-        if changed.strip()
-        else set()
-    )
-    crash_names = {
-        piece.lower() for t in a.crash_terms() for piece in t.split(".") if useful(piece)
-    }
-    overlap = 1.5 * len(exc_terms & changed_terms) + 1.0 * len(crash_terms & changed_terms)
-    calls_into = path != a.path and bool(defined_names(hunk) & crash_names)
-    if calls_into:
-        score += 4  # the crash line calls something this hunk changed
-    # Shared words count fully only for code the failing request ran through.
-    linked = path in stack_by_path or calls_into
-    score += min(6.0, overlap if linked else overlap / 4)
-    if (
-        nullish
-        and any(GUARD.search(r) for r in removed)
-        and not all(GUARD.search(t) for _, t in added)
-    ):
-        score += 2
-    line = suspect_line(
-        added, exc_terms | crash_terms, crash_line if path == a.path else 0, new_start
-    )
-    return score, line
-
-
-def defined_names(hunk: dict[str, Any]) -> set[str]:
-    text = str(hunk.get("function") or "") + " " + " ".join(t for _, t in (hunk.get("added") or []))
-    names = re.findall(
-        r"(?:def|func|function|fun|class|record|interface|struct|type)\s+(?:\([^)]*\)\s*)?"
-        r"([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)",
-        text,
-    )
-    return {n.lower() for pair in names for n in pair if n}
-
-
-def suspect_line(added: list[tuple[int, str]], terms: set[str], crash_line: int, start: int) -> int:
-    # Signatures, docstrings and comments say where, not what changed.
-    meaningful = [
-        (n, t)
-        for n, t in added
-        if t.strip() and t.strip() not in "{}()[];" and not DECLARATION.match(t)
-    ] or [(n, t) for n, t in added if t.strip() and t.strip() not in "{}()[];"]
-    if not meaningful:
-        return max(1, start)
-    if any(n == crash_line for n, _ in meaningful):
-        return crash_line
-
-    def weight(item: tuple[int, str]) -> int:
-        found = (
-            set().union(*(parts(x) for x in stacktrace.identifiers(item[1]))) if item[1] else set()
-        )
-        return len(found & terms)
-
-    best = max(meaningful, key=weight)
-    return best[0] if weight(best) > 0 else meaningful[0][0]
+        return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
 
 
 def doc_query(a: Analysis) -> str:
@@ -676,16 +486,16 @@ def doc_query(a: Analysis) -> str:
             + " "
             + " ".join(t for _, t in a.change.hunk.get("removed") or [])
         )
-        terms += [t for t in stacktrace.identifiers(changed) if useful(t)]
-    if a.frame.function and useful(a.frame.function.strip("<>")):
+        terms += [t for t in stacktrace.identifiers(changed) if changes.useful(t)]
+    if a.frame.function and changes.useful(a.frame.function.strip("<>")):
         terms.append(a.frame.function.strip("<>"))
     stem_ = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if useful(stem_):
+    if changes.useful(stem_):
         terms.append(stem_)
     seen: dict[str, None] = {}
     for t in terms:
         for piece in re.split(r"[.]", t):
-            if useful(piece) and piece.lower() not in {s.lower() for s in seen}:
+            if changes.useful(piece) and piece.lower() not in {s.lower() for s in seen}:
                 seen[piece] = None
     a.doc_terms = list(seen)[:12]
     return " ".join(a.doc_terms)
@@ -711,13 +521,13 @@ ABSENCE = {
 
 def best_line(text: str, terms: list[str], nullish: bool = False) -> str | None:
     """The line of a passage that says most about the terms (and about absence, if nullish)."""
-    wanted = set().union(*(parts(t) for t in terms)) if terms else set()
+    wanted = set().union(*(changes.parts(t) for t in terms), set())
     best, best_score = None, 0
     for line in logical_lines(text):
         s = line.strip()
         if not s or s.startswith("#") or set(s) <= set("|-: `"):
             continue
-        found = set().union(*(parts(t) for t in stacktrace.identifiers(s))) if s else set()
+        found = changes.words_of(s)
         score = len(found & wanted)
         if nullish:
             score += len(ABSENCE & set(re.findall(r"\w+", s.lower())))

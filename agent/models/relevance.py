@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 # Spanish → the English word code usually uses. Generic software vocabulary only.
 GLOSSARY = {
+    "exportacion": "export",
+    "ventas": "sale",
+    "venta": "sale",
     "guardar": "save",
     "guarda": "save",
     "crear": "create",
@@ -270,50 +273,102 @@ def concepts(text: str) -> set[str]:
     for w in words(text):
         if w in STOP:
             continue
-        w = GLOSSARY.get(w) or GLOSSARY.get(singular(w)) or w
-        out.add(stem(w))
+        out.add(canonical(w))
+    return out
+
+
+# English words and their canonical concept, so an operator's word finds the code's.
+SYNONYMS = {
+    "discount": "coupon",
+    "promo": "coupon",
+    "voucher": "coupon",
+    "promotion": "coupon",
+    "basket": "cart",
+    "bill": "invoice",
+    "billing": "invoice",
+    "purchase": "order",
+    "signin": "login",
+    "logon": "login",
+    "signup": "register",
+    "registration": "register",
+    "mail": "email",
+    "text": "sms",
+    "shipment": "shipping",
+    "delivery": "shipping",
+    "payment": "pay",
+    "charge": "pay",
+    "checkout": "checkout",
+    "emitir": "create",
+}
+
+# Words that say the problem began recently: the question is about a regression.
+ONSET = re.compile(
+    r"\b(since|started|starting|stopped|broke|broken|suddenly|today|this morning|yesterday|"
+    r"after the|last deploy|desde|empez|dej[oó]|dejaron|roto|rota|hoy|esta mañana|ayer|"
+    r"tras el|último despliegue|ultimo despliegue|de repente)",
+    re.IGNORECASE,
+)
+
+
+def canonical(word: str) -> str:
+    word = GLOSSARY.get(word) or GLOSSARY.get(singular(word)) or word
+    word = SYNONYMS.get(word) or SYNONYMS.get(singular(word)) or word
+    return stem(word)
+
+
+def weighted_concepts(issue: dict[str, Any]) -> dict[str, float]:
+    """Concepts of an issue; the code and endpoint say more than free message text."""
+    meta = issue.get("metadata") or {}
+    strong = [issue.get("culprit"), meta.get("type"), meta.get("function"), meta.get("filename")]
+    weak = [issue.get("title"), meta.get("value")]
+    out: dict[str, float] = {}
+    for weight, fields in ((0.6, weak), (1.0, strong)):
+        for field in fields:
+            if field:
+                for c in concepts(str(field)):
+                    out[c] = max(out.get(c, 0.0), weight)
     return out
 
 
 def issue_text(issue: dict[str, Any]) -> str:
     meta = issue.get("metadata") or {}
-    return " ".join(
-        str(x)
-        for x in (
-            issue.get("title"),
-            issue.get("culprit"),
-            meta.get("type"),
-            meta.get("value"),
-            meta.get("filename"),
-            meta.get("function"),
-        )
-        if x
+    fields = (
+        issue.get("title"),
+        issue.get("culprit"),
+        meta.get("type"),
+        meta.get("value"),
+        meta.get("filename"),
+        meta.get("function"),
     )
+    return " ".join(str(x) for x in fields if x)
 
 
 def rank(
     question: str, issues: list[dict[str, Any]], since: datetime | None = None
 ) -> list[tuple[float, float, dict[str, Any]]]:
-    """Issues with (lexical score, total score), best first."""
+    """Issues with (lexical score, total score), best first; never by event count."""
     q = concepts(question)
-    docs = [concepts(issue_text(i)) for i in issues]
+    onset = bool(ONSET.search(question))
+    docs = [weighted_concepts(i) for i in issues]
     n = len(issues)
     scored = []
     for issue, doc in zip(issues, docs, strict=True):
         lexical = 0.0
-        for c in q & doc:
+        for c in q & doc.keys():
             df = sum(1 for d in docs if c in d)
-            lexical += 1.0 + math.log((n + 1) / df)
+            lexical += doc[c] * (1.0 + math.log((n + 1) / df))
         method = str(issue.get("culprit") or "").split(" ", 1)[0].upper()
         if method in METHODS and q & {stem(v) for v in METHODS[method]}:
             lexical += 1.0
         total = lexical
         first_seen = parse_time(issue.get("firstSeen"))
-        if since and first_seen and first_seen >= since:
-            total += 0.75  # new in the window: a regression
+        if since and first_seen:
+            if first_seen >= since:
+                total += 2.0 if onset else 1.0  # new in the window: a regression
+            elif first_seen < since - timedelta(days=7):
+                total -= 0.5  # a long-standing, recurring error
         level = str(issue.get("level") or "error")
-        if level in ("error", "fatal"):
-            total += 0.25
+        total += 0.25 if level in ("error", "fatal") else -0.5
         scored.append((lexical, total, issue))
     scored.sort(key=lambda s: (s[1], str(s[2].get("lastSeen") or "")), reverse=True)
     return scored

@@ -53,6 +53,7 @@ class Words:
     )
     no_docs = "No documentation about the identifiers involved was found."
     one_event = "Only the newest event was read in full; older events may differ."
+    line_not_mapped = "The suspect line is given as numbered in the fault commit."
 
     def issues_in_window(self, n: int) -> str:
         return f"The tracker lists {n} unresolved issue(s) in the window."
@@ -97,7 +98,7 @@ class Words:
         ]
         text = (
             f'Commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) changed '
-            f"{c.path} at line {c.line}"
+            f"{c.path} at line {a.suspect()[1]}"
         )
         return text + (f", removing: {removed}." if removed else ".")
 
@@ -117,7 +118,7 @@ class Words:
             )
         c = a.change
         return (
-            f"Commit {c.sha[:7]} made {c.path}:{c.line} stop handling the case that the "
+            f"Commit {c.sha[:7]} made {c.path}:{a.suspect()[1]} stop handling the case that the "
             f"failing requests hit, which raises {a.exc.type} at {a.path}:{a.frame.lineno}."
         )
 
@@ -125,7 +126,7 @@ class Words:
         assert a.change is not None
         return (
             f"The exception is raised in {a.path}:{a.frame.lineno}, but the fault is the change "
-            f"in {a.change.path}:{a.change.line}, which that line depends on."
+            f"in {a.change.path}:{a.suspect()[1]}, which that line depends on."
         )
 
     def root_cause(self, a: Analysis) -> str:
@@ -133,7 +134,7 @@ class Words:
             c = a.change
             return (
                 f"{_exc(a)} at {a.path}:{a.frame.lineno}, introduced by commit {c.sha[:7]} "
-                f'("{c.summary}"), which changed {c.path}:{c.line}.'
+                f'("{c.summary}"), which changed {c.path}:{a.suspect()[1]}.'
             )
         return f"{_exc(a)} at {a.path}:{a.frame.lineno} in {a.frame.function}."
 
@@ -185,6 +186,7 @@ class Palabras(Words):
     )
     no_docs = "No se encontró documentación sobre los identificadores implicados."
     one_event = "Solo se leyó completo el evento más reciente; los anteriores podrían diferir."
+    line_not_mapped = "La línea sospechosa se indica con la numeración del commit del fallo."
 
     def issues_in_window(self, n: int) -> str:
         return f"El gestor lista {n} incidencia(s) sin resolver en la ventana."
@@ -230,7 +232,7 @@ class Palabras(Words):
         ]
         text = (
             f'El commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) cambió '
-            f"{c.path} en la línea {c.line}"
+            f"{c.path} en la línea {a.suspect()[1]}"
         )
         return text + (f", eliminando: {removed}." if removed else ".")
 
@@ -250,8 +252,8 @@ class Palabras(Words):
             )
         c = a.change
         return (
-            f"El commit {c.sha[:7]} hizo que {c.path}:{c.line} dejara de tratar el caso que "
-            f"llega en las peticiones fallidas, lo que lanza {a.exc.type} en "
+            f"El commit {c.sha[:7]} hizo que {c.path}:{a.suspect()[1]} dejara de tratar el caso "
+            f"que llega en las peticiones fallidas, lo que lanza {a.exc.type} en "
             f"{a.path}:{a.frame.lineno}."
         )
 
@@ -259,7 +261,7 @@ class Palabras(Words):
         assert a.change is not None
         return (
             f"La excepción se lanza en {a.path}:{a.frame.lineno}, pero el fallo es el cambio en "
-            f"{a.change.path}:{a.change.line}, del que depende esa línea."
+            f"{a.change.path}:{a.suspect()[1]}, del que depende esa línea."
         )
 
     def root_cause(self, a: Analysis) -> str:
@@ -267,7 +269,7 @@ class Palabras(Words):
             c = a.change
             return (
                 f"{_exc(a)} en {a.path}:{a.frame.lineno}, introducido por el commit {c.sha[:7]} "
-                f'("{c.summary}"), que cambió {c.path}:{c.line}.'
+                f'("{c.summary}"), que cambió {c.path}:{a.suspect()[1]}.'
             )
         return f"{_exc(a)} en {a.path}:{a.frame.lineno}, en {a.frame.function}."
 

@@ -114,6 +114,11 @@ def names_of(text: str) -> set[str]:
     return out
 
 
+def calls_of(text: str) -> set[str]:
+    """Functions a line calls: `route := s.routes.For(req.Country)` → {for}."""
+    return {name.lower() for name in re.findall(r"([A-Za-z_$][A-Za-z0-9_$]*)\s*\(", text)}
+
+
 def squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -165,7 +170,7 @@ def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     exc_terms = set().union(*(parts(t) for t in crash.exception_terms()), set())
     code_terms = set().union(*(parts(t) for t in crash.code_terms()), set())
     exc_names = {t.lower() for t in crash.exception_terms()}
-    nearby_names = set().union(*(names_of(line) for line in crash.nearby), set()) - NOISE
+    nearby_names = set().union(*(calls_of(line) for line in crash.nearby), set()) - NOISE
     stack_by_path: dict[str, list[stacktrace.Frame]] = {}
     for frame, path in crash.stack:
         stack_by_path.setdefault(path, []).append(frame)
@@ -236,13 +241,19 @@ def score_hunk(
     elif path == crash.path and newest and start <= crash.line <= end:
         score += 3
         reasons.append("changes the code around the crash line")
+    frame_line: tuple[int, str] | None = None
     for frame in stack_by_path.get(path, []):
         if path == crash.path and frame.lineno == crash.line:
             continue
-        texts = {squash(t) for _, t in added}
-        if (newest and frame.lineno and start - 3 <= frame.lineno <= end + 3) or (
-            frame.context_line and squash(frame.context_line) in texts
-        ):
+        by_text = [
+            (n, t)
+            for n, t in added
+            if frame.context_line and squash(t) == squash(frame.context_line)
+        ]
+        by_number = [(n, t) for n, t in added if newest and n == frame.lineno]
+        if by_text or by_number:
+            frame_line = (by_text or by_number)[0]
+        if frame_line or (newest and frame.lineno and start - 3 <= frame.lineno <= end + 3):
             score += 4
             reasons.append(f"changes {frame.function} on the stack")
             break
@@ -278,8 +289,10 @@ def score_hunk(
         return None
     if path == crash.path and introduced:
         line, text = introduced[0], crash.code
+    elif frame_line is not None:
+        line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
     else:
-        line, text = suspect_line(added, exc_terms | code_terms, called, start)
+        line, text = suspect_line(hunk, exc_terms | code_terms, called, start)
     return Change(
         sha=str(commit.get("sha", "")),
         summary=str(commit.get("summary", "")),
@@ -302,15 +315,35 @@ def last_segment(function: str) -> str:
     return pieces[-1].strip("<>") if pieces else ""
 
 
+_DEFINITION = re.compile(
+    r"(?:def|func|function|fun|class|record|interface|struct|type)\s+(?:\([^)]*\)\s*)?"
+    r"([A-Za-z_$][A-Za-z0-9_$]*)|([A-Za-z_$][A-Za-z0-9_$]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)"
+)
+
+
+def definitions(text: str) -> set[str]:
+    return {n.lower() for pair in _DEFINITION.findall(text) for n in pair if n} - NOISE
+
+
+def new_side(hunk: dict[str, Any]) -> list[tuple[int, str, bool]]:
+    """The hunk's lines at the new revision, in order: (line, text, added?)."""
+    lines = [(int(n), str(t), True) for n, t in hunk.get("added") or []]
+    lines += [(int(n), str(t), False) for n, t in hunk.get("context") or []]
+    return sorted(lines)
+
+
 def defined_names(hunk: dict[str, Any]) -> set[str]:
-    """Names this hunk defines (functions, methods, classes), from its lines and header."""
-    text = str(hunk.get("function") or "") + "\n" + "\n".join(t for _, t in hunk.get("added") or [])
-    found = re.findall(
-        r"(?:def|func|function|fun|class|record|interface|struct|type)\s+(?:\([^)]*\)\s*)?"
-        r"([A-Za-z_$][A-Za-z0-9_$]*)|([A-Za-z_$][A-Za-z0-9_$]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)",
-        text,
-    )
-    return {name.lower() for pair in found for name in pair if name} - NOISE
+    """Functions this hunk changes: those its added lines define, and those whose body holds
+    a change (the nearest definition above it, in the hunk or its header)."""
+    names = set().union(*(definitions(t) for _, t in hunk.get("added") or []), set())
+    enclosing = definitions(str(hunk.get("function") or ""))
+    for _, text, added in new_side(hunk):
+        found = definitions(text)
+        if found:
+            enclosing = found
+        elif added:
+            names |= enclosing
+    return names
 
 
 def meaningful(added: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -319,15 +352,17 @@ def meaningful(added: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 
 def suspect_line(
-    added: list[tuple[int, str]], terms: set[str], called: set[str], start: int
+    hunk: dict[str, Any], terms: set[str], called: set[str], start: int
 ) -> tuple[int, str]:
-    """The changed line that says most: in a called function, its first statement."""
+    """The changed line that says most: in a called function, its first changed statement."""
+    added = [(int(n), str(t)) for n, t in hunk.get("added") or []]
     if called:
-        for i, (_, text) in enumerate(added):
-            if defined_names({"added": [[0, text]]}) & called:
-                body = meaningful(added[i + 1 :])
-                if body:
-                    return body[0][0], body[0][1].strip()
+        inside = False
+        for n, text, is_added in new_side(hunk):
+            if definitions(text):
+                inside = bool(definitions(text) & called)
+            elif inside and is_added and meaningful([(n, text)]) == [(n, text)]:
+                return n, text.strip()
     candidates = meaningful(added)
     if not candidates:
         return max(1, start), ""

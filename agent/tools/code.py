@@ -822,10 +822,11 @@ class GitCodeTools:
         truncated = len(commits) > limit or run.truncated
         commits = commits[:limit]
         text = self._render_changes(base, head, paths, commits, truncated)
-        for commit in commits:  # the rendering needed the context lines; the data does not
+        for commit in commits:  # context lines tell which function a change sits in
             for file in commit["files"]:
                 for hunk in file["hunks"]:
-                    hunk.pop("lines", None)
+                    lines = hunk.pop("lines", [])
+                    hunk["context"] = [[n, text] for tag, n, text in lines if tag == " "]
         if len(commits) == 1:
             link = self._commit_link(commits[0]["sha"])
         elif base:

@@ -476,28 +476,33 @@ class Analysis:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
 
 
+def technical(term: str, source: str) -> bool:
+    """An identifier rather than a word of prose: quoted, dotted, snake_ or camelCase."""
+    return bool(
+        re.search(r"[_.$]|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]", term)
+        or re.search(rf"[\"'`]{re.escape(term)}[\"'`]", source)
+    )
+
+
 def doc_query(a: Analysis) -> str:
-    terms: list[str] = []
-    terms += a.exception_terms()
+    """Identifiers the docs would name: the exception's, the functions', the changed line's."""
+    value = str(a.exc.value or "")
+    terms = [t for t in a.exception_terms() if technical(t, value)]
+    terms.append(changes.last_segment(a.frame.function or ""))
+    stem = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if stem[:1].isupper():  # a class named after its file, as in Java or PHP
+        terms.append(stem)
+    if a.change is not None:
+        terms += stacktrace.identifiers(a.change.text)
     terms += a.crash_terms()
     if a.change is not None:
-        changed = (
-            " ".join(t for _, t in a.change.hunk.get("added") or [])
-            + " "
-            + " ".join(t for _, t in a.change.hunk.get("removed") or [])
-        )
-        terms += [t for t in stacktrace.identifiers(changed) if changes.useful(t)]
-    if a.frame.function and changes.useful(a.frame.function.strip("<>")):
-        terms.append(a.frame.function.strip("<>"))
-    stem_ = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if changes.useful(stem_):
-        terms.append(stem_)
+        terms += sorted(changes.defined_names(a.change.hunk))
     seen: dict[str, None] = {}
     for t in terms:
-        for piece in re.split(r"[.]", t):
+        for piece in re.split(r"[.]", t or ""):
             if changes.useful(piece) and piece.lower() not in {s.lower() for s in seen}:
                 seen[piece] = None
-    a.doc_terms = list(seen)[:12]
+    a.doc_terms = list(seen)[:10]
     return " ".join(a.doc_terms)
 
 

@@ -227,6 +227,9 @@ class Investigation(BaseModel):
     approval: Approval | None = None
     publication: Publication | None = None
     discarded: bool = False
+    # What the investigation turned out to be about (e.g. "sentry:5755875771").
+    subject: str | None = None
+    duplicate_of: str | None = None
 
     @classmethod
     def open(cls, question: str, scope: Scope, requester: str | None = None) -> Investigation:
@@ -293,6 +296,12 @@ class Investigation(BaseModel):
         self.stop_reason = reason
         self.diagnosis = salvage
         self.draft = draft
+
+    def stop_as_duplicate(self, other_id: str) -> None:
+        """Another run is already on the same error: this one yields to it."""
+        self._move(State.STOPPED)
+        self.stop_reason = f"already under investigation ({other_id})"
+        self.duplicate_of = other_id
 
     def continue_with(self, extra_calls: int) -> None:
         if self.state is not State.STOPPED:

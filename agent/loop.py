@@ -177,6 +177,10 @@ class Loop:
         text = result.text
         if len(text) > self.limits.result_chars:
             text = text[: self.limits.result_chars] + "\n[truncated]"
+        if inv.subject is None and result.source == "sentry" and isinstance(result.data, dict):
+            issue = result.data.get("issue")
+            if isinstance(issue, dict) and issue.get("id"):
+                inv.subject = f"sentry:{issue['id']}"
         ev = inv.add_evidence(
             source=result.source,
             tool=call.name,

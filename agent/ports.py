@@ -106,6 +106,10 @@ class InvestigationStore(Protocol):
 
     async def save(self, inv: Investigation) -> None: ...
 
+    async def running_on(self, inv: Investigation) -> str | None:
+        """An earlier investigation still at work on the same subject (the same error)."""
+        ...
+
 
 class JobQueue(Protocol):
     """The database is the queue: jobs are claimed with a lease that expires if a worker dies."""

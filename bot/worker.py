@@ -86,6 +86,11 @@ class Worker:
 
     async def save(self, inv: Investigation) -> None:
         await self.store.save(inv)
+        if inv.subject and inv.state is State.RUNNING and inv.duplicate_of is None:
+            other = await self.store.running_on(inv)
+            if other is not None:
+                inv.stop_as_duplicate(other)  # the loop sees the state and ends
+                await self.store.save(inv)
         self.changed(inv.id)
 
     async def _run(self, job: Job) -> None:

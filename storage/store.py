@@ -40,8 +40,10 @@ def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
         "stats": inv.stats.model_dump(mode="json"),
         "extra_budget": inv.extra_budget,
         "extra": inv.model_dump(
-            mode="json", include={"origin", "approval", "publication", "discarded"}
+            mode="json",
+            include={"origin", "approval", "publication", "discarded", "duplicate_of"},
         ),
+        "subject": inv.subject,
     }
 
 
@@ -152,6 +154,7 @@ class SqlStore:
                     "draft": row.draft,
                     "stats": row.stats,
                     "extra_budget": row.extra_budget,
+                    "subject": row.subject,
                     **(row.extra or {}),
                 }
             )
@@ -248,6 +251,25 @@ class SqlStore:
         async with self._engine.connect() as conn:
             rows = await conn.execute(query)
             return [InvestigationSummary.model_validate(r._mapping) for r in rows]
+
+    async def running_on(self, inv: Investigation) -> str | None:
+        """An earlier investigation of the same project still at work on the same subject."""
+        active = ("QUEUED", "RUNNING", "WAITING_FOR_OPERATOR")
+        query = (
+            select(investigations.c.id, investigations.c.scope)
+            .where(
+                investigations.c.subject == inv.subject,
+                investigations.c.state.in_(active),
+                investigations.c.id != inv.id,
+                investigations.c.created_at <= inv.created_at,
+            )
+            .order_by(investigations.c.created_at, investigations.c.id)
+        )
+        async with self._engine.connect() as conn:
+            for row in await conn.execute(query):
+                if (row.scope or {}).get("project_key") == inv.scope.project_key:
+                    return str(row.id)
+        return None
 
     # -- helpers ---------------------------------------------------------------
 

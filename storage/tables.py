@@ -85,11 +85,14 @@ investigations = Table(
     Column("extra_budget", Integer, nullable=False, default=0),
     # Origin, approval, publication: small JSON values read with the aggregate.
     Column("extra", JSONValue, nullable=True),
+    # What the run turned out to be about, to find another run on the same error.
+    Column("subject", String(255), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     # `recent()`: newest first, optionally for one requester.
     Index(None, "created_at"),
     Index(None, "requester", "created_at"),
+    Index(None, "subject", "state"),
 )
 
 # Messages and evidence are append-only children of an investigation, numbered

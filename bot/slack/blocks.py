@@ -600,6 +600,13 @@ def question_message(inv: Investigation, question: str, requester: str | None) -
     )
 
 
+def duplicate_message(inv: Investigation, other_link: str | None) -> dict[str, Any]:
+    """This run found that another one is already on the same error, and yields to it."""
+    where = link(other_link, "that thread") if other_link else "another thread"
+    text = f"This error is already being investigated in {where}; follow it there."
+    return _message(text, [_section(f":link: {text}")])
+
+
 # -- the diagnosis -------------------------------------------------------------------------
 
 

@@ -89,7 +89,14 @@ class SlackSync:
             for call_id, question in asked(inv):
                 payload = blocks.question_message(inv, question, inv.requester)
                 await self._show(inv, shown, f"q:{call_id}", payload, root)
-            if inv.diagnosis is not None or inv.state is State.STOPPED:
+            if inv.duplicate_of is not None:
+                await self._workspace()
+                other = (await self.shown.all_for(inv.duplicate_of)).get("root")
+                link = (
+                    self._permalink(other.channel, other.ts, None) if other and other.ts else None
+                )
+                await self._show(inv, shown, "duplicate", blocks.duplicate_message(inv, link), root)
+            elif inv.diagnosis is not None or inv.state is State.STOPPED:
                 links = await self._links(inv, shown)
                 payload = blocks.diagnosis_message(inv, links, extra_calls=CONTINUE_CALLS)
                 await self._show(inv, shown, "diagnosis", payload, root)
@@ -204,23 +211,30 @@ class SlackSync:
             if not cursor:
                 return None
 
-    async def _links(self, inv: Investigation, shown: dict[str, Shown]) -> dict[str, str]:
-        """Permalinks of the evidence cards, built from the workspace URL (one auth.test)."""
+    async def _workspace(self) -> None:
+        """The workspace URL permalinks are built from (one auth.test)."""
         if self._workspace_url is None:
             try:
                 self._workspace_url = str((await self.client.auth_test())["url"])
             except (SlackApiError, KeyError):
-                return {}
+                self._workspace_url = None
+
+    async def _links(self, inv: Investigation, shown: dict[str, Shown]) -> dict[str, str]:
+        """Permalinks of the evidence cards."""
+        await self._workspace()
         root = shown.get("root")
         links = {}
         for ev in inv.evidence:
             record = shown.get(ev.id)
             if record and record.ts and root and root.ts:
-                links[ev.id] = (
-                    f"{self._workspace_url.rstrip('/')}/archives/{record.channel}/"
-                    f"p{record.ts.replace('.', '')}?thread_ts={root.ts}&cid={record.channel}"
-                )
+                links[ev.id] = self._permalink(record.channel, record.ts, root.ts) or ""
         return links
+
+    def _permalink(self, channel: str, ts: str, thread: str | None) -> str | None:
+        if self._workspace_url is None:
+            return None
+        url = f"{self._workspace_url.rstrip('/')}/archives/{channel}/p{ts.replace('.', '')}"
+        return f"{url}?thread_ts={thread}&cid={channel}" if thread else url
 
 
 def asked(inv: Investigation) -> list[tuple[str, str]]:

@@ -352,27 +352,38 @@ async def test_a_clarification_round_trip_in_the_thread(built_scenarios, tmp_pat
         question = next(p for p in bot.posts() if "q:" in json.dumps(p.get("metadata")))
         assert f"<@{REQUESTER}>" in json.dumps(question)
         root = (await bot.shown.all_for(inv.id))["root"]
+
+        # Someone else asks about the same error meanwhile: pointed to the running thread.
+        await bot.command("¿por qué fallan los pedidos?", user="U0DAVE")
+        await bot.slack.wait_for(lambda s: "duplicate" in bot_keys(s), timeout=10)
+        second = next(x for x in await bot.store.recent(None, 10) if x.id != inv.id)
+        second = await bot.store.load(second.id)
+        assert second.state is State.STOPPED and second.duplicate_of == inv.id
+        notice = next(m for m in bot.slack.messages(CHANNEL) if bot_key(m) == "duplicate")
+        assert f"p{root.ts.replace('.', '')}" in json.dumps(notice)  # a link to the first thread
+        assert (await bot.store.load(inv.id)).state is State.WAITING_FOR_OPERATOR
+
         await bot.reply("no idea, sorry", root.ts, user="U0CAROL")  # chatter: ignored
         await asyncio.sleep(0.2)
-        assert (await bot.inv()).state is State.WAITING_FOR_OPERATOR
+        assert (await bot.store.load(inv.id)).state is State.WAITING_FOR_OPERATOR
         await bot.reply(f"era {commit}", root.ts, user=REQUESTER)
-        done = await bot.settled(State.COMPLETED)
+        done = await wait_until(bot, lambda i: i.state is State.COMPLETED, inv.id, timeout=20)
         assert done.diagnosis.suspect.commit == commit
 
 
+def bot_key(message: dict[str, Any]) -> str | None:
+    meta = message.get("metadata") or {}
+    return meta["event_payload"]["key"] if meta.get("event_type") == "incident_bot" else None
+
+
 def bot_keys(slack: FakeSlack) -> list[str]:
-    keys = []
-    for message in slack.messages(CHANNEL):
-        meta = message.get("metadata") or {}
-        if meta.get("event_type") == "incident_bot":
-            keys.append(meta["event_payload"]["key"])
-    return keys
+    return [k for m in slack.messages(CHANNEL) if (k := bot_key(m)) is not None]
 
 
-async def wait_until(bot: Bot, check, timeout: float = 5):  # noqa: ASYNC109
+async def wait_until(bot: Bot, check, inv_id: str | None = None, timeout: float = 5):  # noqa: ASYNC109
     async with asyncio.timeout(timeout):
         while True:
-            inv = await bot.inv()
+            inv = await bot.store.load(inv_id) if inv_id else await bot.inv()
             if check(inv):
                 return inv
             await asyncio.sleep(0.02)

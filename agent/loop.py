@@ -322,12 +322,16 @@ def unanswered_calls(inv: Investigation) -> list[ToolCall]:
 
 
 def is_repeated(inv: Investigation, call: ToolCall) -> bool:
+    """An identical call that already has an answer; one that failed may be tried again."""
     key = call_key(call)
+    failed = {
+        m.tool_call_id for m in inv.messages if m.role == "tool" and m.content.startswith("ERROR:")
+    }
     for m in inv.messages:
         for earlier in m.tool_calls:
             if earlier.id == call.id:
                 return False  # only calls made before this one count
-            if call_key(earlier) == key:
+            if call_key(earlier) == key and earlier.id not in failed:
                 return True
     return False
 

@@ -86,6 +86,11 @@ class Trail:
                 )
         return trail
 
+    def due(self, name: str) -> bool:
+        """Not asked yet, or failed fewer than twice (a source may come back)."""
+        results = self.results.get(name, [])
+        return not results or (results[-1].is_error and len(results) < 2)
+
     def last(self, name: str) -> Result | None:
         found = self.results.get(name)
         return found[-1] if found else None
@@ -148,7 +153,7 @@ class OfflineInvestigator:
         if FINISH in offered and offered == {FINISH}:
             return FINISH, self.conclude(trail)
         search = trail.last(SENTRY_SEARCH)
-        if search is None:
+        if search is None or trail.due(SENTRY_SEARCH):
             return SENTRY_SEARCH, {
                 "organizationSlug": s.sentry_organization,
                 "projectSlugOrId": s.sentry_project,
@@ -167,7 +172,7 @@ class OfflineInvestigator:
                 return ASK, {"question": choice}
             choice = relevance.rank(trail.question, issues, s.since)[0][2]
         details = trail.last(SENTRY_DETAILS)
-        if details is None:
+        if details is None or trail.due(SENTRY_DETAILS):
             return SENTRY_DETAILS, {
                 "organizationSlug": s.sentry_organization,
                 "issueId": str(choice.get("shortId") or choice.get("id")),
@@ -181,7 +186,7 @@ class OfflineInvestigator:
                 return ASK, {"question": self.words.which_revision}
             return FINISH, self.conclude(trail)
         listing = trail.last(LIST_FILES)
-        if listing is None:
+        if listing is None or trail.due(LIST_FILES):
             return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
         files = (listing.data or {}).get("entries") or []
         crash = stacktrace.crash_frame(stacktrace.exceptions(event), files)

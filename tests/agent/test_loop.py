@@ -260,3 +260,19 @@ async def test_docs_are_searched_through_the_retriever_with_provenance():
     assert ev.source == "docs" and ev.path == "docs/a.md"
     assert ev.link == "https://github.com/acme/orders/blob/abc/docs/a.md#L1-L3"
     assert inv.state is State.COMPLETED
+
+
+async def test_a_failed_call_may_be_tried_again_but_a_good_one_is_not_repeated():
+    model = ScriptedModel(
+        [
+            call("sentry__explode", 1),
+            call("sentry__explode", 2),
+            call("sentry__search_issues", 3),
+            call("sentry__search_issues", 4),
+            finish(5),
+        ]
+    )
+    loop, errors = make(model)
+    inv = await loop.run(Investigation.open("why?", scope()))
+    assert [name for name, _ in errors.calls] == ["explode", "explode", "search_issues"]
+    assert "identical call" in tool_replies(inv)[3]

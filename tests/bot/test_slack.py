@@ -20,7 +20,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from agent.budget import Limits
 from agent.domain import State
+from agent.errors import SourceUnavailable
 from agent.publish.github import GitHubIssues
 from bot.config import Project, Projects, Settings
 from bot.recorded import clone, load_scenario
@@ -50,6 +52,7 @@ class Bot:
     store: SqlStore
     shown: SqlSurfaceMessages
     http: aiohttp.ClientSession
+    runtime: ScenarioRuntime
 
     async def post(
         self,
@@ -169,7 +172,9 @@ class Bot:
 
 
 @contextlib.asynccontextmanager
-async def running_bot(folder: Path, tmp: Path, approvers: list[str]) -> AsyncIterator[Bot]:
+async def running_bot(
+    folder: Path, tmp: Path, approvers: list[str], limits: Limits | None = None
+) -> AsyncIterator[Bot]:
     scenario = load_scenario(folder)
     s = scenario.scope
     projects = Projects(
@@ -190,7 +195,7 @@ async def running_bot(folder: Path, tmp: Path, approvers: list[str]) -> AsyncIte
     engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bot.db'}")
     await create_schema(engine)
     repo = await clone(scenario, tmp)
-    runtime = ScenarioRuntime(scenario, repo)
+    runtime = ScenarioRuntime(scenario, repo, limits=limits)
     stop = asyncio.Event()
     async with (
         FakeSlack(start_ts=f"{time.time():.6f}") as slack,
@@ -224,7 +229,9 @@ async def running_bot(folder: Path, tmp: Path, approvers: list[str]) -> AsyncIte
         port = runner.addresses[0][1]
         tasks = [asyncio.create_task(worker.run_forever(stop)), asyncio.create_task(sync.run(stop))]
         try:
-            yield Bot(f"http://127.0.0.1:{port}/slack/events", slack, gh, store, shown, http)
+            yield Bot(
+                f"http://127.0.0.1:{port}/slack/events", slack, gh, store, shown, http, runtime
+            )
         finally:
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -387,3 +394,94 @@ async def wait_until(bot: Bot, check, inv_id: str | None = None, timeout: float 
             if check(inv):
                 return inv
             await asyncio.sleep(0.02)
+
+
+async def test_message_shortcut_prefills_a_modal_and_its_submission_investigates(bot):
+    payload = {
+        "type": "message_action",
+        "callback_id": "investigate_this",
+        "trigger_id": "trig.3",
+        "user": {"id": REQUESTER},
+        "team": {"id": "T0FAKE"},
+        "channel": {"id": CHANNEL},
+        "message": {"type": "message", "ts": "1.2", "text": "ALERT: POST /orders 5xx rate 12%"},
+        "message_ts": "1.2",
+        "response_url": bot.slack.api_url,
+    }
+    assert (await bot.post(urlencode({"payload": json.dumps(payload)}))).status == 200
+    await bot.slack.wait_for(lambda s: s.calls_to("views.open"), timeout=5)
+    view = bot.slack.calls_to("views.open")[-1]["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    assert "POST /orders 5xx rate 12%" in json.dumps(view)
+    await bot.submit(
+        "investigate_submit",
+        view,
+        {"question": "¿Por qué falla POST /orders al guardar pedidos?"},
+        REQUESTER,
+    )
+    inv = await bot.settled(State.COMPLETED)
+    assert inv.origin.channel == CHANNEL and inv.requester == REQUESTER
+    assert inv.diagnosis.suspect.path.endswith("CustomerReference.java")
+
+
+async def test_app_home_lists_the_users_investigations(bot):
+    await bot.command("errores al guardar pedidos")
+    inv = await bot.settled(State.COMPLETED)
+    event = {"type": "app_home_opened", "user": REQUESTER, "channel": "D0HOME", "tab": "home"}
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T0FAKE",
+            "api_app_id": "A0APP",
+            "event": event,
+            "event_id": "EvHOME",
+            "event_time": int(time.time()),
+        }
+    )
+    assert (await bot.post(body, content_type="application/json")).status == 200
+    await bot.slack.wait_for(lambda s: REQUESTER in s.home_tabs, timeout=5)
+    home = json.dumps(bot.slack.home_tabs[REQUESTER])
+    assert inv.question in home
+
+
+async def test_a_run_stopped_by_a_source_outage_continues(bot):
+    calls = 0
+    healthy = bot.runtime.sentry.call_tool
+
+    async def flaky(name: str, arguments: dict[str, Any]):
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise SourceUnavailable("Sentry answered 503")
+        return await healthy(name, arguments)
+
+    bot.runtime.sentry.call_tool = flaky  # type: ignore[method-assign]
+    if True:
+        await bot.command("errores al guardar pedidos")
+        stopped = await bot.settled(State.STOPPED)
+        assert "Sentry answered 503" in stopped.stop_reason
+        assert [f.evidence for f in stopped.diagnosis.facts] == [["E1"]]  # nothing lost
+        await bot.slack.wait_for(lambda s: "diagnosis" in bot_keys(s), timeout=10)
+        diagnosis = next(m for m in bot.slack.messages(CHANNEL) if bot_key(m) == "diagnosis")
+        assert '"continue"' in json.dumps(diagnosis)  # the Continue button
+        await bot.action("continue", {"investigation_id": stopped.id, "version": 0}, REQUESTER)
+        await bot.slack.wait_for(lambda s: s.calls_to("chat.postEphemeral"), timeout=5)
+        assert (await bot.store.load(stopped.id)).state is State.STOPPED  # a stale click
+        current = await bot.store.load(stopped.id)
+        await bot.slack.wait_for(lambda s: button(s, "continue") is not None, timeout=5)
+        assert json.loads(button(bot.slack, "continue"))["version"] == current.version
+        await bot.action("continue", json.loads(button(bot.slack, "continue")), REQUESTER)
+        done = await bot.settled(State.COMPLETED)
+        assert done.diagnosis.suspect.path.endswith("CustomerReference.java")
+        assert len(bot.keys()) == len(set(bot.keys()))  # nothing posted twice
+
+
+def button(slack: FakeSlack, action_id: str) -> str | None:
+    """The value of the newest button with that action id in the channel, as Slack holds it."""
+    found = None
+    for message in slack.messages(CHANNEL):
+        for block in message.get("blocks") or []:
+            for element in block.get("elements") or []:
+                if element.get("action_id") == action_id:
+                    found = element.get("value")
+    return found

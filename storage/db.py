@@ -6,14 +6,17 @@ later); the only SQLite-specific code is the connection setup below.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from agent.errors import InputError
@@ -98,3 +101,19 @@ async def create_schema(engine: AsyncEngine) -> None:
     """Create the tables that do not exist yet; safe to call on every start."""
     async with engine.begin() as conn:
         await conn.run_sync(metadata.create_all)
+
+
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+@contextlib.asynccontextmanager
+async def begin(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A write transaction. On SQLite, writers of one process take turns here: SQLite's
+    own busy handler would make them sleep in steps of up to 100 ms instead."""
+    if engine.dialect.name != "sqlite":
+        async with engine.begin() as conn:
+            yield conn
+        return
+    lock = _WRITE_LOCKS.setdefault(engine.sync_engine, asyncio.Lock())
+    async with lock, engine.begin() as conn:
+        yield conn

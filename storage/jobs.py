@@ -23,6 +23,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from agent.domain import utcnow
 from agent.errors import ConcurrencyError, NotFound
 from agent.ports import Job
+from storage.db import begin
 from storage.tables import UNFINISHED, investigations, jobs
 
 # Candidates looked at per round, and rounds, before claim() gives up on a
@@ -72,7 +73,7 @@ class SqlJobQueue:
         if existing is not None:
             return existing
         try:
-            async with self._engine.begin() as conn:
+            async with begin(self._engine) as conn:
                 result = await conn.execute(
                     insert(jobs).values(
                         kind=kind,
@@ -146,7 +147,7 @@ class SqlJobQueue:
     async def _try_claim(
         self, job_id: int, worker: str, now: datetime, lease: timedelta
     ) -> Job | None:
-        async with self._engine.begin() as conn:
+        async with begin(self._engine) as conn:
             # The claimable condition is repeated in the UPDATE: if another worker
             # claimed the job since we selected it, this matches no row.
             result = await conn.execute(
@@ -166,7 +167,7 @@ class SqlJobQueue:
             return _job(row)
 
     async def _update_held(self, job: Job, action: str, **values: Any) -> None:
-        async with self._engine.begin() as conn:
+        async with begin(self._engine) as conn:
             result = await conn.execute(update(jobs).where(_held_by(job)).values(**values))
             if result.rowcount == 1:
                 return

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from agent.domain import Evidence, Investigation, State, utcnow
 from agent.errors import ConcurrencyError, NotFound
+from storage.db import begin
 from storage.tables import evidence, investigations, messages
 
 
@@ -92,7 +93,7 @@ class SqlStore:
     async def create(self, inv: Investigation) -> None:
         """Insert a new aggregate with whatever messages and evidence it has; version becomes 1."""
         try:
-            async with self._engine.begin() as conn:
+            async with begin(self._engine) as conn:
                 await conn.execute(
                     insert(investigations).values(
                         id=inv.id,
@@ -163,7 +164,7 @@ class SqlStore:
         """Write over the version read, or raise ConcurrencyError and write nothing."""
         read_version = inv.version
         new_version = read_version + 1
-        async with self._engine.begin() as conn:
+        async with begin(self._engine) as conn:
             # The version-guarded UPDATE comes first: it takes the row's write lock,
             # so the counts below cannot change under us before commit.
             result = await conn.execute(

@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.domain import utcnow
+from storage.db import begin
 from storage.tables import surface_messages
 
 PENDING, POSTED = "pending", "posted"
@@ -42,7 +43,7 @@ class SqlSurfaceMessages:
     async def begin(self, investigation_id: str, key: str, channel: str) -> bool:
         """Record that a post is about to go out; False if one was already recorded."""
         try:
-            async with self._engine.begin() as conn:
+            async with begin(self._engine) as conn:
                 await conn.execute(
                     insert(surface_messages).values(
                         investigation_id=investigation_id,
@@ -61,7 +62,7 @@ class SqlSurfaceMessages:
     async def posted(
         self, investigation_id: str, key: str, channel: str, ts: str, payload_hash: str
     ) -> None:
-        async with self._engine.begin() as conn:
+        async with begin(self._engine) as conn:
             await conn.execute(
                 update(surface_messages)
                 .where(

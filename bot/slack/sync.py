@@ -45,13 +45,16 @@ class SlackSync:
         shown: SqlSurfaceMessages,
         *,
         sweep_seconds: float = 5.0,
+        retry_seconds: float = 0.5,
     ) -> None:
         self.client = client
         self.store = store
         self.shown = shown
         self.sweep_seconds = sweep_seconds
+        self.retry_seconds = retry_seconds
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._dirty: set[str] = set()
+        self._passes: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._workspace_url: str | None = None
 
@@ -67,15 +70,21 @@ class SlackSync:
             self._wake.clear()
             dirty, self._dirty = self._dirty, set()
             for investigation_id in dirty:
-                try:
-                    await self.sync(investigation_id)
-                except Exception as exc:
-                    # The database has everything: the next pass catches the thread up.
-                    log.warning("slack sync of %s failed: %s", investigation_id, exc)
-                    self._dirty.add(investigation_id)
-            if self._dirty:
-                await asyncio.sleep(0.2)
-                self._wake.set()
+                # Threads are independent: one slow thread must not hold up the others.
+                task = asyncio.create_task(self._pass(investigation_id))
+                self._passes.add(task)
+                task.add_done_callback(self._passes.discard)
+        for task in list(self._passes):
+            with contextlib.suppress(Exception):
+                await task
+
+    async def _pass(self, investigation_id: str) -> None:
+        try:
+            await self.sync(investigation_id)
+        except Exception as exc:
+            # The database has everything: a later pass catches the thread up.
+            log.warning("slack sync of %s failed: %s", investigation_id, exc)
+            asyncio.get_running_loop().call_later(self.retry_seconds, self.kick, investigation_id)
 
     async def sync(self, investigation_id: str) -> None:
         async with self._locks[investigation_id]:

@@ -1,0 +1,258 @@
+"""/investigate acknowledgement latency, and the time from job claim to the first card.
+
+1. 200 concurrent signed /investigate requests to the real app (store, queue, worker and
+   thread sync all running), then the same to a bare Bolt app that only acks: p50/p99.
+2. Claim → first evidence card in Slack with the offline investigator: p50/p90 over runs.
+
+Slack's Web API is the local fake (tests/fakes/slack.py), on loopback.
+
+    .venv/bin/python benchmarks/slack_ack.py [--concurrency 200] [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import hmac
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent.domain import State  # noqa: E402
+from bot.config import Project, Projects, Settings  # noqa: E402
+from bot.recorded import clone, load_scenario  # noqa: E402
+from bot.runtime import ScenarioRuntime  # noqa: E402
+from bot.scenarios import build_scenario  # noqa: E402
+from bot.serve import slack_client  # noqa: E402
+from bot.slack.app import Deps, build_app  # noqa: E402
+from bot.slack.sync import SlackSync  # noqa: E402
+from bot.worker import Worker  # noqa: E402
+from storage.db import create_engine, create_schema  # noqa: E402
+from storage.jobs import SqlJobQueue  # noqa: E402
+from storage.store import SqlStore  # noqa: E402
+from storage.surface import SqlSurfaceMessages  # noqa: E402
+from tests.fakes.slack import FakeSlack  # noqa: E402
+
+SECRET = "bench-secret"
+CHANNEL = "C0BENCH"
+
+
+def signed(body: str) -> dict[str, str]:
+    ts = str(int(time.time()))
+    mac = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={mac}",
+    }
+
+
+def command(i: int) -> str:
+    return urlencode(
+        {
+            "command": "/investigate",
+            "text": f"errores al guardar pedidos #{i}",
+            "user_id": f"U{i:05d}",
+            "channel_id": CHANNEL,
+            "team_id": "T0FAKE",
+            "trigger_id": f"t.{i}",
+            "response_url": "http://127.0.0.1:9/",
+        }
+    )
+
+
+async def serve(app: web.Application) -> tuple[web.AppRunner, str]:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}/slack/events"
+
+
+async def client(url: str, n: int) -> list[float]:
+    """n requests at once; the latency of each, in ms. Runs in its own process."""
+    connector = aiohttp.TCPConnector(limit=n)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        bodies = [command(i) for i in range(n)]
+        headers = [signed(b) for b in bodies]
+
+        async def one(i: int) -> float:
+            started = time.perf_counter()
+            async with http.post(url, data=bodies[i].encode(), headers=headers[i]) as response:
+                await response.read()
+                assert response.status == 200, response.status
+            return (time.perf_counter() - started) * 1000
+
+        return await asyncio.gather(*(one(i) for i in range(n)))
+
+
+async def burst(url: str, n: int) -> list[float]:
+    """Fire n concurrent commands from a separate process, so the servers' loop is theirs."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--client",
+        url,
+        "--concurrency",
+        str(n),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0
+    return json.loads(out)
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+async def main(concurrency: int, runs: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-ack-") as tmp_name:
+        tmp = Path(tmp_name)
+        folder = build_scenario(ROOT / "bot" / "demo" / "orders", tmp / "orders")
+        scenario = load_scenario(folder)
+        s = scenario.scope
+        projects = Projects(
+            projects={
+                s.project_key: Project(
+                    key=s.project_key,
+                    repository=s.repository,
+                    sentry_organization=s.sentry_organization,
+                    sentry_project=s.sentry_project,
+                    release_prefix=s.release_prefix,
+                    language=s.language,
+                    channels=["*"],
+                )
+            }
+        )
+        engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bench.db'}")
+        await create_schema(engine)
+        repo = await clone(scenario, tmp)
+        runtime = ScenarioRuntime(scenario, repo)
+        await runtime.start()
+        stop = asyncio.Event()
+        async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:
+            client = slack_client(
+                Settings(slack_bot_token="xoxb-test", slack_api_url=slack.api_url)
+            )
+            store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
+            sync = SlackSync(client, store, shown)
+            claimed: dict[str, float] = {}
+            claim = jobs.claim
+
+            async def timed_claim(worker: str, lease: float):
+                job = await claim(worker, lease)
+                if job is not None:
+                    claimed.setdefault(job.investigation_id, time.perf_counter())
+                return job
+
+            jobs.claim = timed_claim  # type: ignore[method-assign]
+            worker = Worker(store, jobs, runtime.loop_for, changed=sync.kick)
+            deps = Deps(
+                store=store,
+                jobs=jobs,
+                shown=shown,
+                sync=sync,
+                projects=projects,
+                wake_workers=worker.wake.set,
+            )
+            app = build_app(client, SECRET, deps)
+            bare = AsyncApp(
+                client=AsyncWebClient(token="xoxb-test", base_url=slack.api_url),
+                signing_secret=SECRET,
+            )
+
+            @bare.command("/investigate")
+            async def only_ack(ack) -> None:
+                await ack()
+
+            tasks = [
+                asyncio.create_task(worker.run_forever(stop)),
+                asyncio.create_task(sync.run(stop)),
+            ]
+            runner, url = await serve(app.web_app())
+            bare_runner, bare_url = await serve(bare.web_app())
+            try:
+                await burst(bare_url, 5)  # warm both up (auth.test, imports)
+                await burst(url, 1)
+                app_ms = await burst(url, concurrency)
+                bare_ms = await burst(bare_url, concurrency)
+                p99_app, p99_bare = pct(app_ms, 99), pct(bare_ms, 99)
+                print(f"/investigate ack latency, {concurrency} concurrent commands")
+                print(f"  incident-bot: p50 {pct(app_ms, 50):6.1f} ms   p99 {p99_app:6.1f} ms")
+                print(f"  bare Bolt:    p50 {pct(bare_ms, 50):6.1f} ms   p99 {p99_bare:6.1f} ms")
+                print(f"  ratio p99: {p99_app / p99_bare:.2f}× (goal ≤ 1.5×, p99 ≤ 50 ms)")
+                # Let the burst's investigations and their threads drain first.
+                while any(  # noqa: ASYNC110 - polling the database, not an in-process flag
+                    x.state in (State.QUEUED, State.RUNNING)
+                    for x in await store.recent(None, concurrency + 5)
+                ):
+                    await asyncio.sleep(0.2)
+                posted = -1
+                while posted != len(slack.calls):
+                    posted = len(slack.calls)
+                    await asyncio.sleep(1.0)
+                delays = []
+                http = aiohttp.ClientSession()
+                for i in range(runs):
+                    before = len(slack.calls)
+                    body = command(10_000 + i)
+                    async with http.post(url, data=body.encode(), headers=signed(body)) as r:
+                        assert r.status == 200
+                    (latest,) = await store.recent(None, 1)
+
+                    def first_card(sl: FakeSlack, since: int = before) -> bool:
+                        return any(
+                            c.method == "chat.postMessage"
+                            and '"key": "E1"' in str(c.params.get("metadata")).replace("'", '"')
+                            for c in sl.calls[since:]
+                        )
+
+                    await slack.wait_for(first_card, timeout=20)
+                    delays.append((time.perf_counter() - claimed[latest.id]) * 1000)
+
+                    def thread_done(sl: FakeSlack, since: int = before) -> bool:
+                        return any(
+                            '"key": "draft"' in str(c.params.get("metadata")).replace("'", '"')
+                            for c in sl.calls[since:]
+                        )
+
+                    await slack.wait_for(thread_done, timeout=20)
+                await http.close()
+                print(f"\njob claim → first evidence card in Slack, {runs} runs")
+                print(
+                    f"  p50 {pct(delays, 50):6.1f} ms   p90 {pct(delays, 90):6.1f} ms"
+                    "   (goal ≤ 300 ms)"
+                )
+            finally:
+                stop.set()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                await runner.cleanup()
+                await bare_runner.cleanup()
+                await runtime.aclose()
+                await engine.dispose()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--client", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.client:
+        print(json.dumps(asyncio.run(client(args.client, args.concurrency))))
+    else:
+        asyncio.run(main(args.concurrency, args.runs))

@@ -67,6 +67,8 @@ class Scope(BaseModel):
     language: str = "en"
     since: datetime
     until: datetime
+    # When the question was asked: "since this morning" is read against it.
+    asked_at: datetime | None = None
 
 
 class ToolCall(BaseModel):

@@ -79,6 +79,7 @@ def load_scenario(folder: Path) -> Scenario:
         language=str(raw.get("language", "en")),
         since=since,
         until=until,
+        asked_at=_time(raw["now"], "now") if "now" in raw else None,
     )
     return Scenario(folder=folder, question=str(raw["question"]), scope=scope, raw=raw)
 

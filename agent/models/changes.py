@@ -20,9 +20,10 @@ from typing import Any
 from agent import stacktrace
 from agent.models import relevance
 
+# Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
-    r"null|none|nil|undefined|keyerror|attributeerror|typeerror|nullpointer|indexerror|"
-    r"index out of range|nil map|nosuchelement|missing|undefined (array )?(key|index|offset)",
+    r"null|none|nil\b|undefined|keyerror|nullpointer|indexerror|index out of range|"
+    r"nosuchelement|missing|not found|empty",
     re.IGNORECASE,
 )
 GUARD = re.compile(
@@ -35,6 +36,11 @@ DECLARATION = re.compile(
     r'"""|\'\'\')'
 )
 DOCS = (".md", ".markdown", ".txt", ".rst", ".adoc")
+# A null handed on as a value (assigned, returned, a field), not compared against and not
+# the nil beside an error in Go's `return nil, err`.
+NULL_LITERAL = re.compile(
+    r"(?:(?<![=!<>])=(?!=)|\breturn\b|:|\?|=>)\s*\(?\s*(null|None|nil|undefined)\b(?!\s*,)"
+)
 # Words that say nothing about *which* code is involved.
 NOISE = {
     "return",
@@ -119,6 +125,31 @@ def calls_of(text: str) -> set[str]:
     return {name.lower() for name in re.findall(r"([A-Za-z_$][A-Za-z0-9_$]*)\s*\(", text)}
 
 
+def keys_read(text: str) -> set[str]:
+    """Data keys a line reads: `pedido["lineas"]`, `config.get('billing.numbering')`."""
+    keys = set()
+    for literal in re.findall(r"""["']([A-Za-z_][A-Za-z0-9_.\-]*)["']""", text):
+        keys |= {k.lower() for k in literal.split(".") if useful(k)}
+    return keys
+
+
+def keys_written(text: str) -> set[str]:
+    """Keys a line defines: `"lineas": {...}`, `numbering: {`, `due_in_days=`."""
+    found = re.findall(r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?::(?!:)|=>|=(?!=))""", text)
+    return {k.lower() for k in found if useful(k)}
+
+
+def code_of(line: str) -> str:
+    """The line without its comment: '' for a comment line, the code before `//` or `#`."""
+    if DECLARATION.match(line) and re.match(r"^\s*(#|//|/\*|\*|\"\"\"|\'\'\')", line):
+        return ""
+    for marker in (" //", "\t//", " #", "\t#"):
+        head, sep, _ = line.partition(marker)
+        if sep and head.count('"') % 2 == 0 and head.count("'") % 2 == 0:
+            line = head
+    return line.rstrip()
+
+
 def squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -171,6 +202,7 @@ def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     code_terms = set().union(*(parts(t) for t in crash.code_terms()), set())
     exc_names = {t.lower() for t in crash.exception_terms()}
     nearby_names = set().union(*(calls_of(line) for line in crash.nearby), set()) - NOISE
+    nearby_keys = set().union(*(keys_read(line) for line in crash.nearby), set())
     stack_by_path: dict[str, list[stacktrace.Frame]] = {}
     for frame, path in crash.stack:
         stack_by_path.setdefault(path, []).append(frame)
@@ -201,6 +233,7 @@ def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
                     code_terms,
                     exc_names,
                     nearby_names,
+                    nearby_keys,
                     stack_by_path,
                 )
                 if change is None:
@@ -209,7 +242,7 @@ def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
                 if crash.blamed and commit.get("sha") == crash.blamed and path == crash.path:
                     change.score += 2
                     change.reasons.append("blame of the crash line")
-                if int(hunk.get("old_lines") or 0) == 0 and int(hunk.get("new_lines") or 0) > 15:
+                if int(hunk.get("old_start") or 0) == 0 and int(hunk.get("old_lines") or 0) == 0:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"
                 if best is None or change.score > best.score:
                     best = change
@@ -227,14 +260,19 @@ def score_hunk(
     code_terms: set[str],
     exc_names: set[str],
     nearby_names: set[str],
+    nearby_keys: set[str],
     stack_by_path: dict[str, list[stacktrace.Frame]],
 ) -> Change | None:
-    added = [(int(n), str(t)) for n, t in hunk.get("added") or []]
-    removed = [str(t) for _, t in hunk.get("removed") or []]
+    # Comments and blank lines change nothing a request runs: judge the code alone.
+    added = [(int(n), code) for n, t in hunk.get("added") or [] if (code := code_of(str(t)))]
+    removed = [code for _, t in hunk.get("removed") or [] if (code := code_of(str(t)))]
+    if sorted(squash(t) for _, t in added) == sorted(squash(t) for t in removed):
+        return None  # only comments, formatting or blank lines
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
     score, reasons = 0.0, []
-    introduced = [n for n, t in added if crash.code and squash(t) == squash(crash.code)]
+    crash_code = code_of(crash.code)
+    introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
     if path == crash.path and introduced:
         score += 6
         reasons.append("adds the crash line")
@@ -248,7 +286,7 @@ def score_hunk(
         by_text = [
             (n, t)
             for n, t in added
-            if frame.context_line and squash(t) == squash(frame.context_line)
+            if frame.context_line and squash(t) == squash(code_of(frame.context_line))
         ]
         by_number = [(n, t) for n, t in added if newest and n == frame.lineno]
         if by_text or by_number:
@@ -268,9 +306,36 @@ def score_hunk(
     if calls_into:
         score += 4
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
+    # A change to the shape of data the failing code reads: a key it looks up, renamed,
+    # dropped or given another type where the data is built.
+    written_before = set().union(*(keys_written(t) for t in removed), set()) & nearby_keys
+    written_after = set().union(*(keys_written(t) for _, t in added), set()) & nearby_keys
+    # Dropped or renamed, or built another way (written on both sides of the change).
+    shaped = (written_before - written_after) | (written_before & written_after)
+    key_line = (
+        next(((n, t) for n, t in added if keys_written(t) & shaped), None)
+        if shaped and path != crash.path
+        else None
+    )
+    if shaped and path != crash.path:
+        score += 5
+        reasons.append(f"changes {', '.join(sorted(shaped))}, which the failing code reads")
+    # A change that now produces the null the failing code trips on.
+    mentions = words_of(" ".join(t for _, t in added))
+    nulls_added = (
+        crash.nullish
+        and any(NULL_LITERAL.search(t) for _, t in added)
+        and not any(NULL_LITERAL.search(t) for t in removed)
+    )
+    produces_null = (
+        nulls_added and bool(mentions & (exc_terms | code_terms)) and (path != crash.path)
+    )
+    if produces_null:
+        score += 4
+        reasons.append("now produces a null the failing code does not expect")
     changed_terms = words_of(" ".join([t for _, t in added] + removed))
     overlap = 1.5 * len(exc_terms & changed_terms) + 1.0 * len(code_terms & changed_terms)
-    linked = path in stack_by_path or calls_into
+    linked = path in stack_by_path or calls_into or bool(shaped) or produces_null
     score += min(6.0, overlap if linked else overlap / 4)
     removed_names = set().union(*(names_of(t) for t in removed), set())
     added_names = set().union(*(names_of(t) for _, t in added), set())
@@ -291,6 +356,12 @@ def score_hunk(
         line, text = introduced[0], crash.code
     elif frame_line is not None:
         line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
+    elif calls_into:
+        line, text = suspect_line(hunk, exc_terms | code_terms, called, start)
+    elif key_line is not None:
+        line, text = key_line[0], key_line[1].strip()  # where the data is now built otherwise
+    elif produces_null:
+        line, text = next((n, t.strip()) for n, t in added if NULL_LITERAL.search(t))
     else:
         line, text = suspect_line(hunk, exc_terms | code_terms, called, start)
     return Change(

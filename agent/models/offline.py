@@ -170,7 +170,7 @@ class OfflineInvestigator:
         if isinstance(choice, str):
             if ASK in offered and trail.asked == 0:
                 return ASK, {"question": choice}
-            choice = relevance.rank(trail.question, issues, s.since)[0][2]
+            choice = relevance.rank(trail.question, issues, s.since, s.asked_at)[0][2]
         details = trail.last(SENTRY_DETAILS)
         if details is None or trail.due(SENTRY_DETAILS):
             return SENTRY_DETAILS, {
@@ -223,7 +223,7 @@ class OfflineInvestigator:
                 if any(tok.lower().strip(".,;:") in ids for tok in answer.split()):
                     return issue
         text = " ".join([trail.question, *trail.answers])
-        ranked = relevance.rank(text, issues, self.scope.since)
+        ranked = relevance.rank(text, issues, self.scope.since, self.scope.asked_at)
         if len(ranked) == 1 or trail.answers:
             return ranked[0][2]
         (lex1, tot1, best), (_, tot2, _) = ranked[0], ranked[1]

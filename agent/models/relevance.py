@@ -343,12 +343,61 @@ def issue_text(issue: dict[str, Any]) -> str:
     return " ".join(str(x) for x in fields if x)
 
 
+_PARTS_OF_DAY = {  # hours, local to the question's clock (UTC here)
+    "morning": (5, 12),
+    "mañana": (5, 12),
+    "afternoon": (12, 19),
+    "tarde": (12, 21),
+    "evening": (17, 24),
+    "night": (19, 30),
+    "noche": (19, 30),
+}
+_WHEN = re.compile(
+    r"\b(this|esta|yesterday|ayer)(?:\s+(?:por\s+la\s+|a\s+la\s+)?"
+    r"(morning|afternoon|evening|night|mañana|tarde|noche))?\b|\b(anoche|last night|tonight|"
+    r"today|hoy)\b",
+    re.IGNORECASE,
+)
+
+
+def onset_window(question: str, asked_at: datetime | None) -> tuple[datetime, datetime] | None:
+    """ "since yesterday evening" → that evening, read against when the question was asked."""
+    if asked_at is None:
+        return None
+    m = _WHEN.search(fold(question).lower().replace("manana", "mañana"))
+    if m is None:
+        return None
+    day = asked_at.replace(hour=0, minute=0, second=0, microsecond=0)
+    word, part, single = (m.group(1) or "").lower(), (m.group(2) or "").lower(), m.group(3)
+    if single:
+        single = single.lower()
+        if single in ("anoche", "last night"):
+            word, part = "yesterday", "night"
+        elif single == "tonight":
+            word, part = "this", "evening"
+        else:
+            word = "this"
+    if word in ("yesterday", "ayer"):
+        day -= timedelta(days=1)
+    if word in ("this", "esta") and not part and single is None:
+        return None  # "this" alone says nothing about time
+    start_h, end_h = _PARTS_OF_DAY.get(part, (0, 24))
+    return day + timedelta(hours=start_h), day + timedelta(hours=end_h)
+
+
+SEVERITY = {"fatal": 0.5, "error": 0.25}
+
+
 def rank(
-    question: str, issues: list[dict[str, Any]], since: datetime | None = None
+    question: str,
+    issues: list[dict[str, Any]],
+    since: datetime | None = None,
+    asked_at: datetime | None = None,
 ) -> list[tuple[float, float, dict[str, Any]]]:
     """Issues with (lexical score, total score), best first; never by event count."""
     q = concepts(question)
     onset = bool(ONSET.search(question))
+    began = onset_window(question, asked_at)
     docs = [weighted_concepts(i) for i in issues]
     n = len(issues)
     scored = []
@@ -367,8 +416,9 @@ def rank(
                 total += 2.0 if onset else 1.0  # new in the window: a regression
             elif first_seen < since - timedelta(days=7):
                 total -= 0.5  # a long-standing, recurring error
-        level = str(issue.get("level") or "error")
-        total += 0.25 if level in ("error", "fatal") else -0.5
+        if began and first_seen and began[0] - timedelta(hours=1) <= first_seen <= began[1]:
+            total += 1.5  # it began when the operator says the trouble began
+        total += SEVERITY.get(str(issue.get("level") or "error"), -0.5)
         scored.append((lexical, total, issue))
     scored.sort(key=lambda s: (s[1], str(s[2].get("lastSeen") or "")), reverse=True)
     return scored

@@ -231,6 +231,7 @@ def scope(request: command.Request) -> Scope:
         language=p.language,
         since=request.since,
         until=request.until,
+        asked_at=request.asked_at,
     )
 
 

@@ -25,6 +25,7 @@ class Request:
     question: str
     since: datetime
     until: datetime
+    asked_at: datetime
 
 
 def parse(text: str, projects: Projects, channel: str, now: datetime) -> Request:
@@ -49,7 +50,7 @@ def parse(text: str, projects: Projects, channel: str, now: datetime) -> Request
     since = since or until - timedelta(hours=project.window_hours)
     if since >= until:
         raise InputError("the time window is empty: since must come before until")
-    return Request(project=project, question=question, since=since, until=until)
+    return Request(project=project, question=question, since=since, until=until, asked_at=now)
 
 
 def moment(value: str, now: datetime) -> datetime:

@@ -133,10 +133,19 @@ def keys_read(text: str) -> set[str]:
     return keys
 
 
+_KEY_WRITTEN = re.compile(
+    r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?::(?!:)|=>|=(?!=))\s*(\S{0,24})"""
+)
+
+
 def keys_written(text: str) -> set[str]:
     """Keys a line defines: `"lineas": {...}`, `numbering: {`, `due_in_days=`."""
-    found = re.findall(r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?::(?!:)|=>|=(?!=))""", text)
-    return {k.lower() for k in found if useful(k)}
+    return set(values_written(text))
+
+
+def values_written(text: str) -> dict[str, str]:
+    """Each key a line defines, with the start of the value it gets."""
+    return {k.lower(): v for k, v in _KEY_WRITTEN.findall(text) if useful(k)}
 
 
 def code_of(line: str) -> str:
@@ -308,10 +317,16 @@ def score_hunk(
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
     # A change to the shape of data the failing code reads: a key it looks up, renamed,
     # dropped or given another type where the data is built.
-    written_before = set().union(*(keys_written(t) for t in removed), set()) & nearby_keys
-    written_after = set().union(*(keys_written(t) for _, t in added), set()) & nearby_keys
-    # Dropped or renamed, or built another way (written on both sides of the change).
-    shaped = (written_before - written_after) | (written_before & written_after)
+    before: dict[str, str] = {}
+    for t in removed:
+        before.update(values_written(t))
+    after: dict[str, str] = {}
+    for _, t in added:
+        after.update(values_written(t))
+    # Dropped or renamed, or given a value of another shape (`[` became `{`).
+    shaped = {
+        k for k in before.keys() & nearby_keys if k not in after or after[k][:1] != before[k][:1]
+    }
     key_line = (
         next(((n, t) for n, t in added if keys_written(t) & shaped), None)
         if shaped and path != crash.path

@@ -490,21 +490,33 @@ def technical(term: str, source: str) -> bool:
 
 
 def doc_query(a: Analysis) -> str:
-    """Identifiers the docs would name: the exception's, the functions', the changed line's."""
+    """Identifiers the docs would name: the exception's, the fault's, the keys it reads.
+
+    When the fault lies in another file, the crash line only shows the symptom: its words
+    would pull the search towards the wrong page, so the fault's words lead."""
     value = str(a.exc.value or "")
     terms = [t for t in a.exception_terms() if technical(t, value)]
-    terms.append(changes.last_segment(a.frame.function or ""))
-    stem = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if stem[:1].isupper():  # a class named after its file, as in Java or PHP
-        terms.append(stem)
+    elsewhere = a.change is not None and a.change.path != a.path
     if a.change is not None:
         terms += stacktrace.identifiers(a.change.text)
-    terms += a.crash_terms()
+    if elsewhere:
+        assert a.change is not None
+        terms.append(a.change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
+    else:
+        terms.append(changes.last_segment(a.frame.function or ""))
+        stem = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        if stem[:1].isupper():  # a class named after its file, as in Java or PHP
+            terms.append(stem)
+    if a.crash is not None:  # keys the failing code reads, such as a config key
+        for line in a.crash.nearby:
+            terms += re.findall(r"""["']([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+)["']""", line)
+    if not elsewhere:
+        terms += a.crash_terms()
     if a.change is not None:
         terms += sorted(changes.defined_names(a.change.hunk))
     seen: dict[str, None] = {}
     for t in terms:
-        for piece in re.split(r"[.]", t or ""):
+        for piece in [t, *re.split(r"[.]", t or "")] if "." in (t or "") else [t]:
             if changes.useful(piece) and piece.lower() not in {s.lower() for s in seen}:
                 seen[piece] = None
     a.doc_terms = list(seen)[:10]

@@ -257,7 +257,7 @@ def stem(word: str) -> str:
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             w = w[: -len(suffix)]
             break
-    return w[:-1] if len(w) > 4 and w.endswith("e") else w
+    return w[:-1] if len(w) > 3 and w.endswith("e") else w
 
 
 def words(text: str) -> list[str]:

@@ -1,0 +1,101 @@
+"""`incident-bot serve` as a process: real HTTP, real signature checks, its own workers."""
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+
+from tests.fakes.slack import FakeSlack
+
+SECRET = "serve-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def signed(body: str) -> dict[str, str]:
+    ts = str(int(time.time()))
+    mac = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={mac}",
+    }
+
+
+def keys(slack: FakeSlack) -> list[str]:
+    out = []
+    for channel in slack.channels:
+        for message in slack.messages(channel):
+            meta = message.get("metadata") or {}
+            if meta.get("event_type") == "incident_bot":
+                out.append(meta["event_payload"]["key"])
+    return out
+
+
+async def test_serve_answers_a_signed_command_in_a_thread(built_scenarios, tmp_path):
+    port = free_port()
+    async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:
+        env = dict(os.environ)
+        env.update(
+            SLACK_BOT_TOKEN="xoxb-test",
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_API_URL=slack.api_url,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'b.db'}",
+        )
+        env.pop("GITHUB_TOKEN", None)
+        proc = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("incident-bot")),
+            "serve",
+            "--scenario",
+            str(built_scenarios["orders"]),
+            "--offline",
+            "--http",
+            "--port",
+            str(port),
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            url = f"http://127.0.0.1:{port}/slack/events"
+            body = urlencode(
+                {
+                    "command": "/investigate",
+                    "text": "errores al guardar pedidos",
+                    "user_id": "U1",
+                    "channel_id": "C1",
+                    "team_id": "T0FAKE",
+                    "trigger_id": "t",
+                    "response_url": slack.api_url,
+                }
+            )
+            async with aiohttp.ClientSession() as http:
+                async with asyncio.timeout(30):
+                    while True:  # until the server listens
+                        with contextlib.suppress(aiohttp.ClientConnectionError):
+                            async with http.post(url, data=body, headers=signed(body)) as r:
+                                assert r.status == 200
+                                break
+                        await asyncio.sleep(0.1)
+                forged = {**signed(body), "X-Slack-Signature": "v0=" + "0" * 64}
+                async with http.post(url, data=body, headers=forged) as r:
+                    assert r.status == 401
+            await slack.wait_for(lambda s: "draft" in keys(s), timeout=30)
+            assert keys(slack)[:3] == ["root", "E1", "E2"] and keys(slack).count("E1") == 1
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+        assert proc.returncode == 0, err.decode()[-2000:]

@@ -143,6 +143,12 @@ class Loop:
     async def _one(
         self, inv: Investigation, call: ToolCall, offered: set[str], budget: Budget, phase: Phase
     ) -> None:
+        if "__invalid_json__" in call.arguments:  # set by a model adapter (agent/models/groq.py)
+            raw = call.arguments["__invalid_json__"]
+            self._reply(
+                inv, call, f"arguments are not valid JSON: {raw}; send one JSON object", error=True
+            )
+            return
         if call.name not in offered:
             why = "unknown tool" if call.name not in await self._known() else "not available now"
             self._reply(inv, call, f"{why}: {call.name!r} ({phase} phase)", error=True)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import json
 import sys
 import tempfile
@@ -35,28 +33,16 @@ from bot.config import Project, Projects, Settings  # noqa: E402
 from bot.recorded import clone, load_scenario  # noqa: E402
 from bot.runtime import ScenarioRuntime  # noqa: E402
 from bot.scenarios import build_scenario  # noqa: E402
-from bot.serve import slack_client  # noqa: E402
-from bot.slack.app import Deps, build_app  # noqa: E402
-from bot.slack.sync import SlackSync  # noqa: E402
-from bot.worker import Worker  # noqa: E402
+from bot.serve import assemble, slack_client  # noqa: E402
 from storage.db import create_engine, create_schema  # noqa: E402
-from storage.jobs import SqlJobQueue  # noqa: E402
-from storage.store import SqlStore  # noqa: E402
-from storage.surface import SqlSurfaceMessages  # noqa: E402
-from tests.fakes.slack import FakeSlack  # noqa: E402
+from tests.fakes.slack import FakeSlack, signed_headers  # noqa: E402
 
 SECRET = "bench-secret"
 CHANNEL = "C0BENCH"
 
 
 def signed(body: str) -> dict[str, str]:
-    ts = str(int(time.time()))
-    mac = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Slack-Request-Timestamp": ts,
-        "X-Slack-Signature": f"v0={mac}",
-    }
+    return signed_headers(body, SECRET)
 
 
 def command(i: int) -> str:
@@ -124,20 +110,8 @@ async def main(concurrency: int, runs: int) -> None:
         tmp = Path(tmp_name)
         folder = build_scenario(ROOT / "bot" / "demo" / "orders", tmp / "orders")
         scenario = load_scenario(folder)
-        s = scenario.scope
-        projects = Projects(
-            projects={
-                s.project_key: Project(
-                    key=s.project_key,
-                    repository=s.repository,
-                    sentry_organization=s.sentry_organization,
-                    sentry_project=s.sentry_project,
-                    release_prefix=s.release_prefix,
-                    language=s.language,
-                    channels=["*"],
-                )
-            }
-        )
+        project = Project.for_scope(scenario.scope, channels=["*"])
+        projects = Projects(projects={project.key: project})
         engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bench.db'}")
         await create_schema(engine)
         repo = await clone(scenario, tmp)
@@ -148,8 +122,8 @@ async def main(concurrency: int, runs: int) -> None:
             client = slack_client(
                 Settings(slack_bot_token="xoxb-test", slack_api_url=slack.api_url)
             )
-            store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
-            sync = SlackSync(client, store, shown)
+            bot = assemble(client, engine, runtime, projects, SECRET)
+            store, jobs = bot.store, bot.jobs
             claimed: dict[str, float] = {}
             claim = jobs.claim
 
@@ -160,16 +134,7 @@ async def main(concurrency: int, runs: int) -> None:
                 return job
 
             jobs.claim = timed_claim  # type: ignore[method-assign]
-            worker = Worker(store, jobs, runtime.loop_for, changed=sync.kick)
-            deps = Deps(
-                store=store,
-                jobs=jobs,
-                shown=shown,
-                sync=sync,
-                projects=projects,
-                wake_workers=worker.wake.set,
-            )
-            app = build_app(client, SECRET, deps)
+            app = bot.app
             bare = AsyncApp(
                 client=AsyncWebClient(token="xoxb-test", base_url=slack.api_url),
                 signing_secret=SECRET,
@@ -179,10 +144,7 @@ async def main(concurrency: int, runs: int) -> None:
             async def only_ack(ack) -> None:
                 await ack()
 
-            tasks = [
-                asyncio.create_task(worker.run_forever(stop)),
-                asyncio.create_task(sync.run(stop)),
-            ]
+            tasks = bot.run(stop)
             runner, url = await serve(app.web_app())
             bare_runner, bare_url = await serve(bare.web_app())
             try:

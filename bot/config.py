@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent.domain import Scope
 from agent.errors import InputError
 
 
@@ -50,6 +52,20 @@ class Project(BaseModel):
     approver_group: str | None = None
     require_other_approver: bool = False
     window_hours: int = 24
+
+    @classmethod
+    def for_scope(cls, scope: Scope, **settings: Any) -> Project:
+        """The project a recorded incident's scope describes (serving it offline, tests)."""
+        hours = int((scope.until - scope.since).total_seconds() // 3600) or 24
+        return cls(
+            key=scope.project_key,
+            repository=scope.repository,
+            sentry_organization=scope.sentry_organization,
+            sentry_project=scope.sentry_project,
+            release_prefix=scope.release_prefix,
+            language=scope.language,
+            **({"window_hours": hours} | settings),
+        )
 
     def allows(self, channel: str) -> bool:
         return "*" in self.channels or channel in self.channels

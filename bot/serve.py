@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
+from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.errors import InputError
 from agent.publish.github import GitHubIssues
@@ -24,7 +26,7 @@ from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
 from bot.slack.app import Deps, build_app
 from bot.slack.sync import SlackSync
-from bot.worker import Worker
+from bot.worker import Publisher, Worker
 from storage.db import create_engine, create_schema, default_url
 from storage.jobs import SqlJobQueue
 from storage.store import SqlStore
@@ -58,6 +60,50 @@ def slack_client(settings: Settings) -> AsyncWebClient:
     )
 
 
+@dataclass
+class Bot:
+    """One process's Slack app, workers and thread sync, wired to one database."""
+
+    app: AsyncApp
+    store: SqlStore
+    jobs: SqlJobQueue
+    shown: SqlSurfaceMessages
+    sync: SlackSync
+    workers: list[Worker]
+
+    def run(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
+        tasks = [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
+        tasks.append(asyncio.create_task(self.sync.run(stop)))
+        return tasks
+
+
+def assemble(
+    client: AsyncWebClient,
+    engine: AsyncEngine,
+    runtime: ScenarioRuntime,
+    projects: Projects,
+    signing_secret: str,
+    *,
+    publisher: Publisher | None = None,
+    workers: int = 1,
+) -> Bot:
+    store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
+    sync = SlackSync(client, store, shown)
+    pool = [
+        Worker(store, jobs, runtime.loop_for, publisher=publisher, changed=sync.kick)
+        for _ in range(workers)
+    ]
+
+    def wake() -> None:
+        for w in pool:
+            w.wake.set()
+
+    deps = Deps(
+        store=store, jobs=jobs, shown=shown, sync=sync, projects=projects, wake_workers=wake
+    )
+    return Bot(build_app(client, signing_secret, deps), store, jobs, shown, sync, pool)
+
+
 async def serve(options: Options, settings: Settings | None = None) -> None:
     settings = settings or Settings()
     if options.scenario is None or not options.offline:
@@ -68,21 +114,8 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         raise InputError("SLACK_APP_TOKEN is not set (or pass --http)")
     scenario = load_scenario(options.scenario)
     client = slack_client(settings)
-    s = scenario.scope
-    projects = Projects(
-        projects={
-            s.project_key: Project(
-                key=s.project_key,
-                repository=s.repository,
-                sentry_organization=s.sentry_organization,
-                sentry_project=s.sentry_project,
-                release_prefix=s.release_prefix,
-                language=s.language,
-                channels=["*"],
-                window_hours=int((s.until - s.since).total_seconds() // 3600) or 24,
-            )
-        }
-    )
+    project = Project.for_scope(scenario.scope, channels=["*"])
+    projects = Projects(projects={project.key: project})
     engine = create_engine(settings.database_url or default_url(Path.cwd()))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -92,37 +125,30 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         repo = await clone(scenario, Path(tmp))
         runtime = ScenarioRuntime(scenario, repo)
         await asyncio.gather(runtime.start(), create_schema(engine))
-        store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
-        sync = SlackSync(client, store, shown)
         publisher = (
             GitHubIssues(settings.github_api_url, settings.github_token.get_secret_value())
             if settings.github_token
             else None
         )
-        workers = [
-            Worker(store, jobs, runtime.loop_for, publisher=publisher, changed=sync.kick)
-            for _ in range(options.workers)
-        ]
-
-        def wake() -> None:
-            for w in workers:
-                w.wake.set()
-
-        deps = Deps(
-            store=store, jobs=jobs, shown=shown, sync=sync, projects=projects, wake_workers=wake
-        )
         secret = settings.slack_signing_secret
-        app = build_app(client, secret.get_secret_value() if secret else "", deps)
+        bot = assemble(
+            client,
+            engine,
+            runtime,
+            projects,
+            secret.get_secret_value() if secret else "",
+            publisher=publisher,
+            workers=options.workers,
+        )
         # After a restart, every thread still in flight is brought up to date.
-        for summary in await store.recent(None, 500):
-            sync.kick(summary.id)
-        tasks = [asyncio.create_task(w.run_forever(stop)) for w in workers]
-        tasks.append(asyncio.create_task(sync.run(stop)))
+        for summary in await bot.store.recent(None, 500):
+            bot.sync.kick(summary.id)
+        tasks = bot.run(stop)
         runner = None
         socket_handler = None
         try:
             if options.http:
-                runner = web.AppRunner(app.web_app(path="/slack/events", port=options.port))
+                runner = web.AppRunner(bot.app.web_app(path="/slack/events", port=options.port))
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)
                 await site.start()
@@ -134,7 +160,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
 
                 assert settings.slack_app_token is not None
                 socket_handler = AsyncSocketModeHandler(
-                    app, settings.slack_app_token.get_secret_value()
+                    bot.app, settings.slack_app_token.get_secret_value()
                 )
                 await socket_handler.connect_async()
             await stop.wait()

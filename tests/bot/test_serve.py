@@ -2,8 +2,6 @@
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import os
 import signal
 import socket
@@ -14,7 +12,7 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from tests.fakes.slack import FakeSlack
+from tests.fakes.slack import FakeSlack, signed_headers
 
 SECRET = "serve-secret"
 
@@ -26,13 +24,7 @@ def free_port() -> int:
 
 
 def signed(body: str) -> dict[str, str]:
-    ts = str(int(time.time()))
-    mac = hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    return {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Slack-Request-Timestamp": ts,
-        "X-Slack-Signature": f"v0={mac}",
-    }
+    return signed_headers(body, SECRET)
 
 
 def keys(slack: FakeSlack) -> list[str]:

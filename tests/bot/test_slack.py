@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import hmac
 import json
 import shutil
 import time
@@ -27,16 +25,12 @@ from agent.publish.github import GitHubIssues
 from bot.config import Project, Projects, Settings
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
-from bot.serve import slack_client
-from bot.slack.app import Deps, build_app
-from bot.slack.sync import SlackSync
-from bot.worker import Worker
+from bot.serve import assemble, slack_client
 from storage.db import create_engine, create_schema
-from storage.jobs import SqlJobQueue
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
 from tests.fakes.github import FakeGitHub
-from tests.fakes.slack import FakeSlack
+from tests.fakes.slack import FakeSlack, signed_headers
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0ORDERS"
@@ -62,16 +56,7 @@ class Bot:
         secret: str = SECRET,
         content_type: str = "application/x-www-form-urlencoded",
     ) -> aiohttp.ClientResponse:
-        ts = str(timestamp if timestamp is not None else int(time.time()))
-        signature = (
-            "v0="
-            + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-        )
-        headers = {
-            "Content-Type": content_type,
-            "X-Slack-Request-Timestamp": ts,
-            "X-Slack-Signature": signature,
-        }
+        headers = signed_headers(body, secret, timestamp=timestamp, content_type=content_type)
         async with self.http.post(self.url, data=body.encode(), headers=headers) as response:
             await response.read()
             return response
@@ -177,21 +162,10 @@ async def running_bot(
 ) -> AsyncIterator[Bot]:
     scenario = load_scenario(folder)
     s = scenario.scope
-    projects = Projects(
-        projects={
-            s.project_key: Project(
-                key=s.project_key,
-                repository=s.repository,
-                sentry_organization=s.sentry_organization,
-                sentry_project=s.sentry_project,
-                release_prefix=s.release_prefix,
-                language=s.language,
-                channels=[CHANNEL],
-                approvers=approvers,
-                require_other_approver=True,
-            )
-        }
+    project = Project.for_scope(
+        s, channels=[CHANNEL], approvers=approvers, require_other_approver=True
     )
+    projects = Projects(projects={project.key: project})
     engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bot.db'}")
     await create_schema(engine)
     repo = await clone(scenario, tmp)
@@ -204,30 +178,21 @@ async def running_bot(
     ):
         await runtime.start()
         client = slack_client(Settings(slack_bot_token="xoxb-test", slack_api_url=slack.api_url))
-        store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
-        sync = SlackSync(client, store, shown)
-        worker = Worker(
-            store,
-            jobs,
-            runtime.loop_for,
-            changed=sync.kick,
+        bot = assemble(
+            client,
+            engine,
+            runtime,
+            projects,
+            SECRET,
             publisher=GitHubIssues(gh.api_url, "ghs-test"),
         )
-        deps = Deps(
-            store=store,
-            jobs=jobs,
-            shown=shown,
-            sync=sync,
-            projects=projects,
-            wake_workers=worker.wake.set,
-        )
-        app = build_app(client, SECRET, deps)
+        store, shown, app = bot.store, bot.shown, bot.app
         runner = web.AppRunner(app.web_app())
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         port = runner.addresses[0][1]
-        tasks = [asyncio.create_task(worker.run_forever(stop)), asyncio.create_task(sync.run(stop))]
+        tasks = bot.run(stop)
         try:
             yield Bot(
                 f"http://127.0.0.1:{port}/slack/events", slack, gh, store, shown, http, runtime

@@ -1,0 +1,248 @@
+"""A fake Groq chat-completions API: an aiohttp server on 127.0.0.1, port 0.
+
+::
+
+    async with FakeChat(api_key="gsk-test") as chat:
+        chat.script([
+            429,                                                   # the SDK retries it
+            {"tool_calls": [("sentry__search_issues", '{"query": "x"}')]},
+            {"content": "done", "usage": (120, 8)},
+        ])
+        model = GroqModel("llama-test", api_key="gsk-test", base_url=chat.base_url)
+
+It serves ``POST /openai/v1/chat/completions`` (where the groq SDK posts) with the real
+wire format and answers the scripted responses in order. A response is either
+
+- a dict ``{"content": str | None, "tool_calls": [(name, arguments_json_string)],
+  "usage": (prompt_tokens, completion_tokens), "finish_reason": str}`` (all optional), or
+- an int HTTP status (429, 500 …), answered with Groq's error body and a
+  ``Retry-After`` header (``retry_after``, see below).
+
+Every request is recorded (``requests``: the decoded bodies; ``raw``: the body text;
+``authorizations``: the Authorization headers) in arrival order, retries included. A
+request without ``Authorization: Bearer <api_key>`` gets 401. A body that breaks the
+chat-completions rules a real server enforces (a tool message answering no earlier
+tool call, a tool call left unanswered, arguments that are not a string, a bad tool
+name …) gets 400 and is listed in ``problems``; so is a request with nothing scripted.
+
+``retry_after`` defaults to "0.001": the groq SDK honours retry-after only when it is
+above 0 (a ``Retry-After: 0`` falls back to its 0.5 s → 8 s backoff), so a tiny positive
+value keeps retries instant.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections import deque
+from typing import Any
+
+from aiohttp import web
+
+JSONDict = dict[str, Any]
+Response = JSONDict | int
+
+PATH = "/openai/v1/chat/completions"
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ROLES = {"system", "user", "assistant", "tool"}
+_ERRORS = {
+    400: ("invalid_request_error", "bad_request"),
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", "not_found"),
+    408: ("invalid_request_error", "request_timeout"),
+    409: ("invalid_request_error", "conflict"),
+    413: ("invalid_request_error", "request_too_large"),
+    429: ("tokens", "rate_limit_exceeded"),
+}
+
+
+class FakeChat:
+    def __init__(
+        self,
+        api_key: str = "gsk-test-key",
+        *,
+        retry_after: str | None = "0.001",
+        default_usage: tuple[int, int] = (10, 5),
+    ) -> None:
+        self.api_key = api_key
+        self.retry_after = retry_after
+        self.default_usage = default_usage
+        self.requests: list[JSONDict] = []
+        self.raw: list[str] = []
+        self.authorizations: list[str | None] = []
+        self.statuses: list[int] = []
+        self.problems: list[str] = []
+        self._script: deque[Response] = deque()
+        self._ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self.base_url = ""
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> FakeChat:
+        app = web.Application()
+        app.router.add_post(PATH, self._handle)
+        self._runner = web.AppRunner(
+            app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # ------------------------------------------------------------------ test helpers
+
+    def script(self, responses: list[Response]) -> None:
+        """Queue responses; each request takes the next one."""
+        for r in responses:
+            if not isinstance(r, (dict, int)):
+                raise TypeError(f"a scripted response is a dict or an int status, not {r!r}")
+        self._script.extend(responses)
+
+    @property
+    def remaining(self) -> int:
+        return len(self._script)
+
+    def messages(self, index: int = -1) -> list[JSONDict]:
+        """The messages of one recorded request (the last by default)."""
+        return self.requests[index]["messages"]
+
+    # ------------------------------------------------------------------ serving
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        text = await request.text()
+        try:
+            body = json.loads(text)
+        except ValueError:
+            body = None
+        auth = request.headers.get("Authorization")
+        self.raw.append(text)
+        self.requests.append(body if isinstance(body, dict) else {})
+        self.authorizations.append(auth)
+
+        if auth != f"Bearer {self.api_key}":
+            return self._error(401, "Invalid API Key")
+        problem = validate(body)
+        if problem:
+            self.problems.append(problem)
+            return self._error(400, problem)
+        if not self._script:
+            self.problems.append("no scripted response left")
+            return self._error(400, "FakeChat: no scripted response left")
+        step = self._script.popleft()
+        if isinstance(step, int):
+            return self._error(step, f"scripted failure {step}")
+        return self._answer(body, step)
+
+    def _answer(self, body: JSONDict, step: JSONDict) -> web.Response:
+        n = next(self._ids)
+        calls = [
+            {
+                "id": f"call_{n}_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+            for i, (name, arguments) in enumerate(step.get("tool_calls") or [], 1)
+        ]
+        message: JSONDict = {"role": "assistant", "content": step.get("content")}
+        if calls:
+            message["tool_calls"] = calls
+        prompt_tokens, completion_tokens = step.get("usage") or self.default_usage
+        payload = {
+            "id": f"chatcmpl-fake-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": step.get("finish_reason")
+                    or ("tool_calls" if calls else "stop"),
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+            "system_fingerprint": "fp_fake",
+            "x_groq": {"id": f"req_fake_{n}"},
+        }
+        self.statuses.append(200)
+        return web.json_response(payload)
+
+    def _error(self, status: int, message: str) -> web.Response:
+        self.statuses.append(status)
+        kind, code = _ERRORS.get(status, ("internal_server_error", "internal_server_error"))
+        headers = {}
+        if self.retry_after is not None and status not in (400, 401, 404):
+            headers["Retry-After"] = self.retry_after
+        return web.json_response(
+            {"error": {"message": message, "type": kind, "code": code}},
+            status=status,
+            headers=headers,
+        )
+
+
+def validate(body: Any) -> str | None:
+    """What a real chat-completions server would refuse with 400, or None."""
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "'model' is required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must be a non-empty array"
+    open_calls: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in _ROLES:
+            return f"messages.{i}: unknown role {role!r}"
+        if role == "tool":
+            if m.get("tool_call_id") not in open_calls:
+                return f"messages.{i}: tool_call_id {m.get('tool_call_id')!r} answers no tool call"
+            open_calls.discard(m["tool_call_id"])
+            if not isinstance(m.get("content"), str):
+                return f"messages.{i}: a tool message needs string content"
+            continue
+        if open_calls:
+            return f"messages.{i}: tool calls {sorted(open_calls)} have no tool message"
+        if role == "assistant" and m.get("tool_calls"):
+            for j, c in enumerate(m["tool_calls"]):
+                fn = c.get("function") or {}
+                if c.get("type") != "function" or not c.get("id"):
+                    return f"messages.{i}.tool_calls.{j}: needs an id and type 'function'"
+                if not isinstance(fn.get("arguments"), str):
+                    return f"messages.{i}.tool_calls.{j}: arguments must be a string"
+                open_calls.add(c["id"])
+        elif not isinstance(m.get("content"), str):
+            return f"messages.{i}: content must be a string"
+    if open_calls:
+        return f"tool calls {sorted(open_calls)} have no tool message"
+    tools = body.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list):
+            return "'tools' must be an array"
+        for k, t in enumerate(tools):
+            fn = t.get("function") if isinstance(t, dict) else None
+            if not isinstance(fn, dict) or t.get("type") != "function":
+                return f"tools.{k}: needs type 'function' and a function"
+            if not _TOOL_NAME.match(str(fn.get("name"))):
+                return f"tools.{k}: invalid function name {fn.get('name')!r}"
+            if not isinstance(fn.get("parameters", {}), dict):
+                return f"tools.{k}: parameters must be an object"
+    elif body.get("tool_choice") not in (None, "none"):
+        return "'tool_choice' is only allowed when 'tools' are given"
+    return None

@@ -14,16 +14,18 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agent.budget import Limits
 from agent.domain import Investigation, State
 from agent.errors import InputError
+from agent.ports import Model
 from bot.recorded import Scenario, clone, load_scenario
 
 EXIT_INPUT = 2
+ModelFactory = Callable[[Investigation], Model]
 SETTLED = {State.COMPLETED, State.STOPPED, State.WAITING_FOR_OPERATOR}
 DEMO_RECIPE = Path(__file__).parent / "demo" / "orders"
 
@@ -68,19 +70,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             asyncio.run(serve(options))
             return 0
-        if not args.offline:
-            raise InputError(
-                "only --offline runs are available in this version (no model is configured)"
-            )
         limits = Limits(model_calls=args.max_model_calls, tool_calls=args.max_tool_calls)
+        model = None if args.offline else groq_from_env(os.environ)
         return asyncio.run(
-            investigate(args.scenario, as_json=args.json, question=args.question, limits=limits)
+            investigate(
+                args.scenario,
+                as_json=args.json,
+                question=args.question,
+                limits=limits,
+                model=model,
+            )
         )
     except InputError as exc:
         print(f"incident-bot: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
+
+
+DEFAULT_MODEL = "llama-3.3-70b-versatile"
+
+
+def groq_from_env(environ: Mapping[str, str]) -> ModelFactory:
+    """The configured chat model: Groq by default, or any chat-completions server."""
+    key = environ.get("GROQ_API_KEY", "").strip()
+    if not key:
+        raise InputError("GROQ_API_KEY is not set (or pass --offline for the offline investigator)")
+    name = environ.get("INCIDENT_BOT_MODEL", DEFAULT_MODEL)
+    base_url = environ.get("GROQ_BASE_URL") or None
+
+    def make(_inv: Investigation) -> Model:
+        from agent.models.groq import GroqModel
+
+        return GroqModel(name, api_key=key, base_url=base_url)
+
+    return make
 
 
 async def demo() -> int:
@@ -91,7 +115,14 @@ async def demo() -> int:
         return await investigate(folder, as_json=False, question=None, limits=Limits())
 
 
-async def investigate(folder: Path, *, as_json: bool, question: str | None, limits: Limits) -> int:
+async def investigate(
+    folder: Path,
+    *,
+    as_json: bool,
+    question: str | None,
+    limits: Limits,
+    model: ModelFactory | None = None,
+) -> int:
     # Everything is checked before anything is stored: bad input leaves nothing behind.
     scenario = load_scenario(folder)
     inv = Investigation.open(
@@ -102,7 +133,7 @@ async def investigate(folder: Path, *, as_json: bool, question: str | None, limi
     with tempfile.TemporaryDirectory(prefix="incident-bot-") as tmp:
         repo = await clone(scenario, Path(tmp))
         url = os.environ.get("DATABASE_URL") or f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
-        doc = await run(scenario, repo, inv, url, limits, as_json=as_json)
+        doc = await run(scenario, repo, inv, url, limits, as_json=as_json, model=model)
     if as_json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     return 0
@@ -117,6 +148,7 @@ async def run(
     *,
     as_json: bool,
     git: Any = None,
+    model: ModelFactory | None = None,
 ) -> dict[str, Any]:
     """Store the request, let a worker run it, follow it; `git` may be a shared server."""
     # Imported here so that bad input is refused before the slow MCP imports.
@@ -128,7 +160,7 @@ async def run(
     from storage.store import SqlStore
 
     engine = create_engine(url)
-    runtime = ScenarioRuntime(scenario, repo, limits=limits, git=git)
+    runtime = ScenarioRuntime(scenario, repo, limits=limits, git=git, model=model)
     console = None if as_json else render.console()
     try:
         starting = asyncio.create_task(runtime.start())

@@ -12,7 +12,7 @@ from agent.domain import Investigation
 from agent.loop import Loop
 from agent.models.offline import OfflineInvestigator
 from agent.ports import Model, Passage
-from agent.tools.catalog import Catalog
+from agent.tools.catalog import Catalog, Pinned
 from agent.tools.code import GitCodeTools, git_annotator
 from agent.tools.local import LOCAL_TOOLS
 from agent.tools.mcp import McpToolset
@@ -88,6 +88,16 @@ class ScenarioRuntime:
             scope.since,
             scope.until,
         )
+        # The model never chooses the organization or the project.
+        self._sentry = Pinned(
+            self.sentry,
+            {
+                "organizationSlug": scope.sentry_organization,
+                "projectSlugOrId": scope.sentry_project,
+                "projectSlug": scope.sentry_project,
+                "regionUrl": None,
+            },
+        )
         self.code = GitCodeTools(repo_dir, scope.repository)
         self.docs = RepoDocs(repo_dir, scope.language)
         self._git_view = self.git.view(
@@ -105,7 +115,7 @@ class ScenarioRuntime:
     async def loop_for(
         self, inv: Investigation, save: Callable[[Investigation], Awaitable[None]]
     ) -> Loop:
-        catalog = Catalog([self.sentry, self._git_view, self.code], LOCAL_TOOLS)
+        catalog = Catalog([self._sentry, self._git_view, self.code], LOCAL_TOOLS)
         return Loop(
             model=self.model(inv),
             catalog=catalog,

@@ -73,3 +73,34 @@ class Catalog:
             )
         bare = name.split(SEPARATOR, 1)[1]
         return await entry.toolset.call_tool(bare, arguments)
+
+
+class Pinned:
+    """A toolset whose scope arguments (organization, project, repository) come from
+    configuration: hidden from the model's schemas and overwritten in every call."""
+
+    def __init__(self, inner: Toolset, pinned: dict[str, Any]) -> None:
+        self.name = inner.name
+        self.inner = inner
+        self.pinned = pinned
+        self._properties: dict[str, set[str]] = {}
+
+    async def get_tools(self) -> list[ToolSpec]:
+        out = []
+        for spec in await self.inner.get_tools():
+            params = dict(spec.parameters)
+            props = dict(params.get("properties") or {})
+            self._properties[spec.name] = set(props)
+            params["properties"] = {k: v for k, v in props.items() if k not in self.pinned}
+            if "required" in params:
+                params["required"] = [r for r in params["required"] if r not in self.pinned]
+            out.append(spec.model_copy(update={"parameters": params}))
+        return out
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if name not in self._properties:
+            await self.get_tools()
+        accepted = self._properties.get(name, set())
+        merged = {k: v for k, v in (arguments or {}).items() if k not in self.pinned}
+        merged |= {k: v for k, v in self.pinned.items() if k in accepted}
+        return await self.inner.call_tool(name, merged)

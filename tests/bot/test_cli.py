@@ -17,6 +17,7 @@ BIN = Path(sys.executable).with_name("incident-bot")
 def cli(*args: str, db: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)
+    env.pop("GROQ_API_KEY", None)
     if db is not None:
         env["DATABASE_URL"] = f"sqlite+aiosqlite:///{db}"
     return subprocess.run(
@@ -124,3 +125,64 @@ def test_demo_runs_the_bundled_incident_offline():
     assert done.returncode == 0, done.stderr
     assert "CustomerReference.java:14" in done.stdout
     assert "835b04b442dc376f38b62e6ada802c1377f20c3b" in done.stdout
+
+
+async def test_without_offline_the_configured_chat_model_investigates(built_scenarios, tmp_path):
+    import asyncio
+
+    from tests.fakes.chat import FakeChat
+
+    folder = built_scenarios["orders"]
+    sha = json.loads((folder / "expected.json").read_text())["commit"]
+    finish = {
+        "root_cause": "CustomerReference no longer accepts a missing reference.",
+        "facts": [{"text": "The tracker lists the NPE.", "evidence": ["E1"]}],
+        "hypotheses": ["the null check was removed"],
+        "uncertainties": ["one event read"],
+        "recommended_check": "replay a request without customerReference",
+        "suspect": {
+            "path": "src/main/java/dev/example/orders/CustomerReference.java",
+            "line_start": 14,
+            "line_end": 14,
+            "commit": sha,
+            "revision": sha,
+        },
+        "confidence": "medium",
+    }
+    async with FakeChat(api_key="gsk-test-key") as chat:
+        chat.script(
+            [
+                {
+                    "content": None,
+                    "tool_calls": [
+                        ("sentry__search_issues", json.dumps({"query": "is:unresolved"}))
+                    ],
+                },
+                {"content": None, "tool_calls": [("finish_investigation", json.dumps(finish))]},
+            ]
+        )
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        env.update(GROQ_API_KEY="gsk-test-key", GROQ_BASE_URL=chat.base_url)
+        proc = await asyncio.create_subprocess_exec(
+            str(BIN),
+            "investigate",
+            "--scenario",
+            str(folder),
+            "--json",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    doc = json.loads(out)
+    assert doc["status"] == "COMPLETED", doc["stop_reason"]
+    assert doc["stats"]["model_calls"] == 2
+    assert doc["stats"]["input_tokens"] > 0
+    assert doc["diagnosis"]["suspect"]["commit"] == sha
+    assert "gsk-test-key" not in json.dumps(chat.requests)
+
+
+def test_without_offline_and_without_a_key_the_run_is_refused(built_scenarios):
+    done = cli("investigate", "--scenario", str(built_scenarios["orders"]), "--json")
+    assert done.returncode == 2 and "GROQ_API_KEY" in done.stderr

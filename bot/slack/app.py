@@ -120,7 +120,7 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
         user = body["user"]["id"]
         inv = await d.store.load(target["investigation_id"])
         project = d.projects.projects.get(inv.scope.project_key)
-        why_not = may_approve(project, inv, user)
+        why_not = await may_approve(client, project, inv, user)
         if why_not:
             await ephemeral(channel_of(body), user, why_not)
             return
@@ -184,7 +184,7 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
         project = d.projects.projects.get(inv.scope.project_key)
         if inv.state is not State.WAITING_FOR_OPERATOR:
             return
-        if user != inv.requester and not is_approver(project, user):
+        if user != inv.requester and not await is_approver(client, project, user):
             return  # other chatter in the thread
         try:
             inv.answer(event.get("text") or "")
@@ -235,15 +235,31 @@ def scope(request: command.Request) -> Scope:
     )
 
 
-def is_approver(project: Project | None, user: str) -> bool:
-    return project is not None and (not project.approvers or user in project.approvers)
+async def is_approver(client: AsyncWebClient, project: Project | None, user: str) -> bool:
+    """Listed by id, or a member of the approvers' user group; anyone when neither is set."""
+    if project is None:
+        return False
+    if not project.approvers and not project.approver_group:
+        return True
+    if user in project.approvers:
+        return True
+    if project.approver_group:
+        try:
+            members = await client.usergroups_users_list(usergroup=project.approver_group)
+        except Exception:
+            log.warning("could not read the members of %s", project.approver_group)
+            return False
+        return user in (members.get("users") or [])
+    return False
 
 
-def may_approve(project: Project | None, inv: Investigation, user: str) -> str | None:
+async def may_approve(
+    client: AsyncWebClient, project: Project | None, inv: Investigation, user: str
+) -> str | None:
     """Why this user may not approve, or None."""
     if project is None:
         return "This project is no longer configured."
-    if project.approvers and user not in project.approvers:
+    if not await is_approver(client, project, user):
         return "Only the project's approvers can publish this draft."
     if project.require_other_approver and user == inv.requester:
         return "Someone other than the requester must approve this draft."

@@ -25,7 +25,13 @@ def test_manifest_matches_the_app():
 
 def test_manifest_asks_only_for_the_scopes_the_code_uses():
     scopes = set(manifest_scopes())
-    assert scopes == {"commands", "chat:write", "channels:history", "groups:history"}
+    assert scopes == {
+        "commands",
+        "chat:write",
+        "channels:history",
+        "groups:history",
+        "usergroups:read",
+    }
     code = "\n".join(p.read_text() for p in (ROOT / "bot").rglob("*.py"))
     methods = set(re.findall(r"client\.(\w+)\(", code))
     # Every Web API method the bot calls is covered by those scopes (views.* and
@@ -36,6 +42,7 @@ def test_manifest_asks_only_for_the_scopes_the_code_uses():
         "chat_postEphemeral": "chat:write",
         "conversations_history": "channels:history",
         "conversations_replies": "channels:history",
+        "usergroups_users_list": "usergroups:read",
     }
     assert {m for m in methods if m in needs} <= set(needs)
     assert {needs[m] for m in methods if m in needs} <= scopes

@@ -158,12 +158,20 @@ class Bot:
 
 @contextlib.asynccontextmanager
 async def running_bot(
-    folder: Path, tmp: Path, approvers: list[str], limits: Limits | None = None
+    folder: Path,
+    tmp: Path,
+    approvers: list[str],
+    limits: Limits | None = None,
+    approver_group: str | None = None,
 ) -> AsyncIterator[Bot]:
     scenario = load_scenario(folder)
     s = scenario.scope
     project = Project.for_scope(
-        s, channels=[CHANNEL], approvers=approvers, require_other_approver=True
+        s,
+        channels=[CHANNEL],
+        approvers=approvers,
+        require_other_approver=True,
+        approver_group=approver_group,
     )
     projects = Projects(projects={project.key: project})
     engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bot.db'}")
@@ -450,3 +458,20 @@ def button(slack: FakeSlack, action_id: str) -> str | None:
                 if element.get("action_id") == action_id:
                     found = element.get("value")
     return found
+
+
+async def test_a_member_of_the_approvers_group_may_approve(built_scenarios, tmp_path):
+    async with running_bot(
+        built_scenarios["orders"], tmp_path, [], approver_group="S0APPROVERS"
+    ) as bot:
+        bot.slack.usergroups["S0APPROVERS"] = ["U0ERIN"]
+        await bot.command("errores al guardar pedidos")
+        inv = await bot.settled(State.COMPLETED)
+        draft = {"investigation_id": inv.id, "version": 1, "hash": inv.draft.hash}
+        await bot.action("draft_approve", draft, "U0MALLORY")  # not in the group
+        await bot.slack.wait_for(lambda s: s.calls_to("chat.postEphemeral"), timeout=5)
+        assert "approvers" in json.dumps(bot.slack.calls_to("chat.postEphemeral")[-1])
+        assert (await bot.store.load(inv.id)).state is State.COMPLETED
+        await bot.action("draft_approve", draft, "U0ERIN")
+        done = await bot.settled(State.PUBLISHED)
+        assert done.approval.approver == "U0ERIN"

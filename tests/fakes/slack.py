@@ -117,6 +117,7 @@ class FakeSlack:
         self.views: dict[str, JSONDict] = {}
         self.home_tabs: dict[str, JSONDict] = {}
         self.ephemerals: list[JSONDict] = []
+        self.usergroups: dict[str, list[str]] = {}  # user group id → member user ids
         self.calls: list[Call] = []
         sec, _, frac = start_ts.partition(".")
         self._next_micros = int(sec) * 1_000_000 + int(frac.ljust(6, "0"))
@@ -334,6 +335,7 @@ class FakeSlack:
             "views.publish": self._views_publish,
             "users.info": self._users_info,
             "reactions.add": self._reactions_add,
+            "usergroups.users.list": self._usergroups_users_list,
         }
 
     # ------------------------------------------------------------------ state helpers
@@ -649,6 +651,12 @@ class FakeSlack:
                 "profile": {"real_name": name, "display_name": name},
             }
         }
+
+    def _usergroups_users_list(self, params: JSONDict) -> JSONDict:
+        group = params.get("usergroup")
+        if group not in self.usergroups:
+            raise SlackApiFault("no_such_subteam")
+        return {"users": list(self.usergroups[group])}
 
     def _reactions_add(self, params: JSONDict) -> JSONDict:
         channel = self._channel(params)

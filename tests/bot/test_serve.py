@@ -91,3 +91,48 @@ async def test_serve_answers_a_signed_command_in_a_thread(built_scenarios, tmp_p
             proc.send_signal(signal.SIGTERM)
             _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 0, err.decode()[-2000:]
+
+
+async def test_serve_in_socket_mode_takes_a_command_over_the_websocket(built_scenarios, tmp_path):
+    async with FakeSlack(token=["xoxb-test", "xapp-test"], start_ts=f"{time.time():.6f}") as slack:
+        env = dict(os.environ)
+        env.update(
+            SLACK_BOT_TOKEN="xoxb-test",
+            SLACK_APP_TOKEN="xapp-test",
+            SLACK_API_URL=slack.api_url,
+            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'b.db'}",
+        )
+        env.pop("SLACK_SIGNING_SECRET", None)
+        proc = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).with_name("incident-bot")),
+            "serve",
+            "--scenario",
+            str(built_scenarios["orders"]),
+            "--offline",
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            await slack.wait_for(lambda s: bool(s.sockets), timeout=30)
+            envelope = await slack.send_envelope(
+                "slash_commands",
+                {
+                    "command": "/investigate",
+                    "text": "errores al guardar pedidos",
+                    "user_id": "U1",
+                    "channel_id": "C1",
+                    "team_id": "T0FAKE",
+                    "trigger_id": "t",
+                    "response_url": slack.api_url,
+                },
+            )
+            await slack.wait_for(
+                lambda s: any(f.get("envelope_id") == envelope for f in s.socket_frames), 10
+            )
+            await slack.wait_for(lambda s: "draft" in keys(s), timeout=30)
+            assert keys(slack)[:2] == ["root", "E1"] and keys(slack).count("E1") == 1
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+        assert proc.returncode == 0, err.decode()[-2000:]

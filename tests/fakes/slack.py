@@ -118,6 +118,9 @@ class FakeSlack:
         self.home_tabs: dict[str, JSONDict] = {}
         self.ephemerals: list[JSONDict] = []
         self.usergroups: dict[str, list[str]] = {}  # user group id → member user ids
+        # Socket Mode: the connected app's websockets, and every frame it sent back (acks).
+        self.sockets: list[web.WebSocketResponse] = []
+        self.socket_frames: list[JSONDict] = []
         self.calls: list[Call] = []
         sec, _, frac = start_ts.partition(".")
         self._next_micros = int(sec) * 1_000_000 + int(frac.ljust(6, "0"))
@@ -134,6 +137,7 @@ class FakeSlack:
         self._cond = asyncio.Condition()
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_get("/link", self._socket)
         self._runner = web.AppRunner(
             app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
         )
@@ -145,6 +149,8 @@ class FakeSlack:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        for ws in list(self.sockets):
+            await ws.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -336,6 +342,7 @@ class FakeSlack:
             "users.info": self._users_info,
             "reactions.add": self._reactions_add,
             "usergroups.users.list": self._usergroups_users_list,
+            "apps.connections.open": self._apps_connections_open,
         }
 
     # ------------------------------------------------------------------ state helpers
@@ -651,6 +658,38 @@ class FakeSlack:
                 "profile": {"real_name": name, "display_name": name},
             }
         }
+
+    def _apps_connections_open(self, params: JSONDict) -> JSONDict:
+        return {"url": f"ws://127.0.0.1:{self.port}/link"}
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode's websocket: hello, then envelopes from send_envelope; acks recorded."""
+        ws = web.WebSocketResponse(autoping=True)
+        await ws.prepare(request)
+        self.sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1, "debug_info": {}})
+        await self._notify()
+        async for frame in ws:
+            if frame.type == web.WSMsgType.TEXT:
+                self.socket_frames.append(json.loads(frame.data))
+                await self._notify()
+        self.sockets.remove(ws)
+        return ws
+
+    async def send_envelope(self, kind: str, payload: JSONDict) -> str:
+        """Deliver a request to the connected app as Socket Mode does; returns its envelope id."""
+        envelope_id = f"env-{len(self.socket_frames)}-{self._new_ts()}"
+        for ws in list(self.sockets):
+            await ws.send_json(
+                {
+                    "envelope_id": envelope_id,
+                    "type": kind,
+                    "payload": payload,
+                    "accepts_response_payload": kind != "events_api",
+                    "retry_attempt": 0,
+                }
+            )
+        return envelope_id
 
     def _usergroups_users_list(self, params: JSONDict) -> JSONDict:
         group = params.get("usergroup")

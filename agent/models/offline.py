@@ -501,6 +501,7 @@ def doc_query(a: Analysis) -> str:
         terms += stacktrace.identifiers(a.change.text)
     if elsewhere:
         assert a.change is not None
+        terms.append(a.change.path)  # docs that name the file are about it
         terms.append(a.change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
     else:
         terms.append(changes.last_segment(a.frame.function or ""))
@@ -517,7 +518,9 @@ def doc_query(a: Analysis) -> str:
     seen: dict[str, None] = {}
     for t in terms:
         for piece in [t, *re.split(r"[.]", t or "")] if "." in (t or "") else [t]:
-            if changes.useful(piece) and piece.lower() not in {s.lower() for s in seen}:
+            if "/" in piece or (
+                changes.useful(piece) and piece.lower() not in {s.lower() for s in seen}
+            ):
                 seen[piece] = None
     a.doc_terms = list(seen)[:10]
     return " ".join(a.doc_terms)

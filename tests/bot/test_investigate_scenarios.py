@@ -57,21 +57,7 @@ def test_the_fault_line_and_commit_are_found(results, name):
     assert suspect["commit"] == expected["commit"]
 
 
-# Known misses, kept visible: strict xfail turns green into a failure once they are fixed.
-DOC_MISSES = {
-    "fixture:typescript-nest-renamed-env": "the numbering section outranks the config contract"
-}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=DOC_MISSES[n]))
-        if n in DOC_MISSES
-        else n
-        for n in NAMES
-    ],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_facts_cite_evidence_and_the_contract_doc(results, name):
     doc, expected = results[name]
     ids = [ev["id"] for ev in doc["evidence"]]

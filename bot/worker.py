@@ -52,6 +52,7 @@ class Worker:
         self.lease_seconds = lease_seconds
         self.poll_seconds = poll_seconds
         self.wake = asyncio.Event()
+        self._checked: set[str] = set()
 
     async def run_once(self) -> bool:
         """Claim and run one job; False when there was none."""
@@ -86,7 +87,13 @@ class Worker:
 
     async def save(self, inv: Investigation) -> None:
         await self.store.save(inv)
-        if inv.subject and inv.state is State.RUNNING and inv.duplicate_of is None:
+        if (
+            inv.subject
+            and inv.state is State.RUNNING
+            and inv.duplicate_of is None
+            and inv.id not in self._checked
+        ):
+            self._checked.add(inv.id)  # once: what it is about does not change
             other = await self.store.running_on(inv)
             if other is not None:
                 inv.stop_as_duplicate(other)  # the loop sees the state and ends

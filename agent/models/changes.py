@@ -367,8 +367,11 @@ def score_hunk(
         reasons.append("drops a guard")
     if score <= 0:
         return None
+    binds = binding_line(added, crash) if crash.nullish else None
     if path == crash.path and introduced:
         line, text = introduced[0], crash.code
+    elif binds is not None:
+        line, text = binds  # where the value the crash dereferences is now bound
     elif frame_line is not None:
         line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
     elif calls_into:
@@ -393,6 +396,22 @@ def score_hunk(
         on_crash_line=bool(path == crash.path and introduced),
         reasons=reasons,
     )
+
+
+_ASSIGN = re.compile(r"(?<![=!<>])=(?![=>])")
+
+
+def binding_line(added: list[tuple[int, str]], crash: Crash) -> tuple[int, str] | None:
+    """The changed line that binds a variable the crash line dereferences (`items.map`)."""
+    dereferenced = {
+        n.lower() for n in re.findall(r"([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:\?\.|\.|\[)", crash.code)
+    } - NOISE
+    for n, text in added:
+        m = _ASSIGN.search(text)
+        head = text[: m.start()] if m else ""
+        if m and "(" not in head and names_of(head) & dereferenced:
+            return n, text.strip()
+    return None
 
 
 def last_segment(function: str) -> str:

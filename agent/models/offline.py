@@ -124,6 +124,7 @@ class OfflineInvestigator:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.words: Words = words_for(scope.language)
+        self._analysis: tuple[int, Analysis | None] | None = None
 
     async def request(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
         offered = {t.name for t in tools}
@@ -247,6 +248,13 @@ class OfflineInvestigator:
     # -- analysis ------------------------------------------------------------
 
     def analyse(self, trail: Trail) -> Analysis | None:
+        """The analysis of a transcript; computed once per transcript length."""
+        key = sum(len(rs) for rs in trail.results.values())
+        if self._analysis is None or self._analysis[0] != key:
+            self._analysis = (key, self._analyse(trail))
+        return self._analysis[1]
+
+    def _analyse(self, trail: Trail) -> Analysis | None:
         details = trail.ok(SENTRY_DETAILS)
         listing = trail.ok(LIST_FILES)
         if details is None or listing is None:

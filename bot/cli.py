@@ -160,7 +160,9 @@ async def run(
     from storage.store import SqlStore
 
     engine = create_engine(url)
-    runtime = ScenarioRuntime(scenario, repo, limits=limits, git=git, model=model)
+    # A --json run has nobody to answer a question: the investigation goes on without.
+    can_ask = not as_json and sys.stdin.isatty()
+    runtime = ScenarioRuntime(scenario, repo, limits=limits, git=git, model=model, can_ask=can_ask)
     console = None if as_json else render.console()
     try:
         starting = asyncio.create_task(runtime.start())

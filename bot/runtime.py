@@ -73,10 +73,12 @@ class ScenarioRuntime:
         git: McpToolset | None = None,
         limits: Limits | None = None,
         model: Callable[[Investigation], Model] | None = None,
+        can_ask: bool = True,
     ) -> None:
         self.scenario = scenario
         self.repo_dir = repo_dir
         self.limits = limits or Limits()
+        self.can_ask = can_ask
         self.model = model or (lambda inv: OfflineInvestigator(inv.scope))
         scope = scenario.scope
         self._own_git = git is None
@@ -115,7 +117,9 @@ class ScenarioRuntime:
     async def loop_for(
         self, inv: Investigation, save: Callable[[Investigation], Awaitable[None]]
     ) -> Loop:
-        catalog = Catalog([self._sentry, self._git_view, self.code], LOCAL_TOOLS)
+        # Asking only makes sense where someone can answer.
+        local = [t for t in LOCAL_TOOLS if self.can_ask or t.name != "ask_clarification"]
+        catalog = Catalog([self._sentry, self._git_view, self.code], local)
         return Loop(
             model=self.model(inv),
             catalog=catalog,

@@ -185,7 +185,7 @@ class OfflineInvestigator:
         if sha is None:
             if ASK in offered and trail.asked == 0:
                 return ASK, {"question": self.words.which_revision}
-            return FINISH, self.conclude(trail)
+            sha = "HEAD"  # nobody to ask: read the newest code, and say so
         listing = trail.last(LIST_FILES)
         if listing is None or trail.due(LIST_FILES):
             return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
@@ -243,6 +243,9 @@ class OfflineInvestigator:
             m = re.search(r"\b[0-9a-f]{7,40}\b", answer)
             if m:
                 return m.group(0)
+        listing = trail.ok(LIST_FILES)
+        if listing is not None and listing.arguments.get("revision") == "HEAD":
+            return "HEAD"  # the release was unknown and nobody could be asked
         return None
 
     # -- analysis ------------------------------------------------------------
@@ -418,6 +421,8 @@ class OfflineInvestigator:
         if a.change is None:
             unsure.append(w.no_change_found)
         unsure.append(w.no_previous_release)
+        if a.revision == "HEAD":
+            unsure.append(w.release_unknown)
         if a.change is not None and a.change_line is None:
             unsure.append(w.line_not_mapped)
         if doc_path is None:

@@ -54,6 +54,10 @@ class Words:
     no_docs = "No documentation about the identifiers involved was found."
     one_event = "Only the newest event was read in full; older events may differ."
     line_not_mapped = "The suspect line is given as numbered in the fault commit."
+    release_unknown = (
+        "The events carry no release: the code was read at the newest commit, which may not "
+        "be what was running."
+    )
 
     def issues_in_window(self, n: int) -> str:
         return f"The tracker lists {n} unresolved issue(s) in the window."
@@ -187,6 +191,10 @@ class Palabras(Words):
     no_docs = "No se encontró documentación sobre los identificadores implicados."
     one_event = "Solo se leyó completo el evento más reciente; los anteriores podrían diferir."
     line_not_mapped = "La línea sospechosa se indica con la numeración del commit del fallo."
+    release_unknown = (
+        "Los eventos no indican la versión: el código se leyó en el último commit, que puede "
+        "no ser el que estaba desplegado."
+    )
 
     def issues_in_window(self, n: int) -> str:
         return f"El gestor lista {n} incidencia(s) sin resolver en la ventana."

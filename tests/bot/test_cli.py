@@ -186,3 +186,21 @@ async def test_without_offline_the_configured_chat_model_investigates(built_scen
 def test_without_offline_and_without_a_key_the_run_is_refused(built_scenarios):
     done = cli("investigate", "--scenario", str(built_scenarios["orders"]), "--json")
     assert done.returncode == 2 and "GROQ_API_KEY" in done.stderr
+
+
+def test_a_json_run_that_cannot_ask_goes_on_and_says_what_it_assumed(orders):
+    for events_file in (orders / "sentry" / "events").iterdir():
+        events = json.loads(events_file.read_text())
+        for event in events:
+            event["release"] = None
+            event["tags"] = [t for t in event.get("tags", []) if t["key"] != "release"]
+        events_file.write_text(json.dumps(events))
+    expected = json.loads((orders / "expected.json").read_text())
+    done = cli("investigate", "--scenario", str(orders), "--offline", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["status"] == "COMPLETED"  # not WAITING_FOR_OPERATOR: nobody could answer
+    assert doc["diagnosis"]["suspect"]["path"] == expected["fault"]["file"]
+    assert any(
+        "newest commit" in u or "último commit" in u for u in doc["diagnosis"]["uncertainties"]
+    )

@@ -19,6 +19,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.domain import Scope
 from agent.errors import InputError
 from agent.publish.github import GitHubIssues
 from bot.config import Project, Projects, Settings
@@ -104,6 +105,18 @@ def assemble(
     return Bot(build_app(client, signing_secret, deps), store, jobs, shown, sync, pool)
 
 
+def served_projects(scope: Scope, config: Path | None) -> Projects:
+    """The recorded incident as the one project: any channel, anyone approves, unless the
+    projects file (INCIDENT_BOT_CONFIG) says otherwise for it."""
+    if config is None:
+        project = Project.for_scope(scope, channels=["*"])
+        return Projects(projects={project.key: project})
+    projects = Projects.load(config)
+    if scope.project_key not in projects.projects:
+        raise InputError(f"{config} has no project `{scope.project_key}`")
+    return projects
+
+
 async def serve(options: Options, settings: Settings | None = None) -> None:
     settings = settings or Settings()
     if options.scenario is None or not options.offline:
@@ -114,8 +127,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         raise InputError("SLACK_APP_TOKEN is not set (or pass --http)")
     scenario = load_scenario(options.scenario)
     client = slack_client(settings)
-    project = Project.for_scope(scenario.scope, channels=["*"])
-    projects = Projects(projects={project.key: project})
+    projects = served_projects(scenario.scope, settings.incident_bot_config)
     engine = create_engine(settings.database_url or default_url(Path.cwd()))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -141,7 +141,6 @@ messages = Table(
     PrimaryKeyConstraint("investigation_id", "seq"),
 )
 
-JOB_STATUSES = ("queued", "running", "done", "failed")
 UNFINISHED = ("queued", "running")
 _UNFINISHED_SQL = "status IN ('queued', 'running')"
 

@@ -104,7 +104,7 @@ def parts(term: str) -> set[str]:
     for piece in re.split(r"[._\-/:$\\]", term):
         if piece:
             out.add(piece.lower())
-            out.update(p.lower() for p in relevance._CAMEL.findall(piece) if len(p) > 2)
+            out.update(p.lower() for p in relevance.CAMEL.findall(piece) if len(p) > 2)
     return {p for p in out if useful(p)}
 
 

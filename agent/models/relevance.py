@@ -230,7 +230,7 @@ STOP = {
 }
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def fold(text: str) -> str:
@@ -263,7 +263,7 @@ def stem(word: str) -> str:
 def words(text: str) -> list[str]:
     out: list[str] = []
     for raw in _WORD.findall(fold(text)):
-        parts = [raw] + ([p for p in _CAMEL.findall(raw)] if not raw.islower() else [])
+        parts = [raw] + ([p for p in CAMEL.findall(raw)] if not raw.islower() else [])
         out.extend(p.lower() for p in parts if len(p) > 1)
     return out
 
@@ -328,19 +328,6 @@ def weighted_concepts(issue: dict[str, Any]) -> dict[str, float]:
                 for c in concepts(str(field)):
                     out[c] = max(out.get(c, 0.0), weight)
     return out
-
-
-def issue_text(issue: dict[str, Any]) -> str:
-    meta = issue.get("metadata") or {}
-    fields = (
-        issue.get("title"),
-        issue.get("culprit"),
-        meta.get("type"),
-        meta.get("value"),
-        meta.get("filename"),
-        meta.get("function"),
-    )
-    return " ".join(str(x) for x in fields if x)
 
 
 _PARTS_OF_DAY = {  # hours, local to the question's clock (UTC here)

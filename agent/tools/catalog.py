@@ -62,9 +62,6 @@ class Catalog:
                 out.append(spec)
         return out
 
-    def is_local(self, name: str) -> bool:
-        return name in self._local
-
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         entry = (await self.entries()).get(name)
         if entry is None:

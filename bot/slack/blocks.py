@@ -59,7 +59,6 @@ USAGE = "/investigate [project] <question> [since..until]"
 # -- Slack's limits, and the sizes chosen inside them ---------------------------
 
 MAX_BLOCKS = 50  # per message
-MAX_VIEW_BLOCKS = 100  # per modal or Home tab
 SECTION_CHARS = 3000
 FIELD_CHARS = 2000
 HEADER_CHARS = 150

@@ -1,0 +1,322 @@
+"""Sentry through the real @sentry/mcp-server (npm, over stdio) against the fake Sentry REST API.
+
+One server process and one fake for the whole module (the server takes seconds to
+start); the fake serves two recorded incidents side by side, as two projects.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import tomllib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from agent.domain import Investigation
+from agent.tools.mcp import McpToolset
+from agent.tools.sentry_mcp import PACKAGE_ENTRY, SENTRY_CATALOG, parse_issue_details
+from bot.mcp_servers import ServerConfig, parse_servers, scope_pins, sentry_server
+from bot.recorded import Scenario, clone, load_scenario
+from bot.runtime import ScenarioRuntime, git_server
+from tests.conftest import ROOT, SHARED
+from tests.fakes.sentry import FakeSentry
+
+ENTRY = ROOT / PACKAGE_ENTRY
+if not ENTRY.is_file():
+    pytest.skip(
+        "@sentry/mcp-server is not installed (node_modules is absent: run `make setup`)",
+        allow_module_level=True,
+    )
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SCENARIOS = ["orders-npe", "python-keyerror"]
+TOKEN_VARIABLE = "INCIDENT_BOT_TEST_SENTRY_TOKEN"
+TOKEN = "sntrys-fake-token-0123456789"
+
+# The server as the projects file declares it. The allowlist names update_issue on
+# purpose: a tool the server marks as a write is never offered, whatever it says.
+CONFIG = f"""
+[servers.sentry]
+preset = "sentry"
+command = "node"
+args = ["{ENTRY}", "--insecure-http"]
+env = {{ SENTRY_ACCESS_TOKEN = "{TOKEN_VARIABLE}" }}
+allow = ["search_issues", "get_issue_details", "search_issue_events", "update_issue"]
+"""
+
+
+@dataclass
+class Live:
+    fake: FakeSentry
+    server: McpToolset
+    config: ServerConfig
+    scenarios: dict[str, Scenario]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def live() -> AsyncIterator[Live]:
+    scenarios = {name: load_scenario(SHARED / name) for name in SCENARIOS}
+    async with FakeSentry(token=TOKEN) as fake:
+        for s in scenarios.values():
+            scope = s.scope
+            fake.add(s.sentry, scope.sentry_organization, scope.sentry_project, *_window(s))
+        config = parse_servers(tomllib.loads(CONFIG))["sentry"]
+        config.args.append(f"--host={fake.host}")
+        server = config.toolset({TOKEN_VARIABLE: TOKEN, "SENTRY_DSN": "https://leak@x/1"})
+        async with server:
+            yield Live(fake, server, config, scenarios)
+
+
+def _window(s: Scenario) -> tuple[Any, Any]:
+    return s.scope.since, s.scope.until
+
+
+def _orders(live: Live) -> tuple[Scenario, Any]:
+    s = live.scenarios["orders-npe"]
+    return s, live.server.view(pinned=scope_pins(live.config, s.scope))
+
+
+async def test_tools_list_offers_the_resolved_read_tools_and_no_writes(live: Live) -> None:
+    _, view = _orders(live)
+    specs = {spec.name: spec for spec in await view.get_tools()}
+    # search_issues is listed by the server; the other two only exist behind its catalog.
+    assert set(specs) == {"search_issues", "get_issue_details", "search_issue_events"}
+    assert live.server.routed == {"get_issue_details", "search_issue_events"}
+    for spec in specs.values():
+        properties = spec.parameters["properties"]
+        for hidden in ("organizationSlug", "projectSlugOrId", "projectSlug", "regionUrl"):
+            assert hidden not in properties, (spec.name, hidden)
+        assert "issueUrl" not in properties
+        assert "organizationSlug" not in spec.parameters.get("required", [])
+    assert "issueId" in specs["get_issue_details"].parameters["properties"]
+    assert "query" in specs["search_issues"].parameters["properties"]
+
+    # The write the allowlist names is refused without reaching Sentry.
+    before = len(live.fake.calls)
+    r = await view.call_tool("update_issue", {"issueId": "ORDERS-INCIDENT-DEMO-2K"})
+    assert r.is_error and "not available" in r.text
+    r = await view.call_tool("execute_sentry_tool", {"name": "update_issue", "arguments": {}})
+    assert r.is_error
+    assert live.fake.calls[before:] == []
+    assert all(c.method == "GET" for c in live.fake.calls)
+
+
+async def test_catalog_and_execute_tools_cannot_be_allowed() -> None:
+    with pytest.raises(ValueError, match="cannot be allowed"):
+        McpToolset(
+            "sentry",
+            "node",
+            [str(ENTRY)],
+            None,
+            {"search_issues", SENTRY_CATALOG.execute},
+            {},
+            "sentry",
+            catalog=SENTRY_CATALOG,
+        )
+
+
+async def test_configuration_holds_variable_names_not_secrets() -> None:
+    with pytest.raises(Exception, match="must name an environment variable"):
+        parse_servers(tomllib.loads(CONFIG.replace(f'"{TOKEN_VARIABLE}"', '"sntrys abc/def"')))
+    with pytest.raises(Exception, match="secret"):
+        parse_servers(tomllib.loads(CONFIG.replace('"--insecure-http"', '"--access-token=x"')))
+    servers = parse_servers(tomllib.loads(CONFIG))
+    config = servers["sentry"]
+    with pytest.raises(Exception, match=TOKEN_VARIABLE):
+        config.toolset({})
+    found = sentry_server(servers, {TOKEN_VARIABLE: TOKEN})
+    assert found is not None and found[1].routed == frozenset()  # built, not started
+    assert found[1].allow == {
+        "search_issues",
+        "get_issue_details",
+        "search_issue_events",
+        "update_issue",
+    }
+    # Only the named variable reaches the child; SENTRY_DSN never does.
+    assert config.child_env({TOKEN_VARIABLE: TOKEN, "SENTRY_DSN": "x"}) == {
+        "SENTRY_ACCESS_TOKEN": TOKEN
+    }
+
+
+async def test_the_pinned_organization_and_project_win(live: Live) -> None:
+    s, view = _orders(live)
+    before = len(live.fake.calls)
+    r = await view.call_tool(
+        "search_issues",
+        {
+            "organizationSlug": "evil-corp",
+            "projectSlugOrId": "payroll",
+            "regionUrl": "http://evil.example",
+            "query": "is:unresolved",
+        },
+    )
+    assert not r.is_error, r.text
+    shorts = [i["shortId"] for i in r.data["issues"]]
+    assert shorts and all(x.startswith("ORDERS-INCIDENT-DEMO-") for x in shorts)
+    assert r.link and r.link.startswith(f"http://{live.fake.host}/organizations/acme/issues/")
+
+    # An issue URL names its own organization: only the issue it points at is kept.
+    r = await view.call_tool(
+        "get_issue_details",
+        {
+            "issueUrl": "https://evil-corp.sentry.io/organizations/evil-corp/issues/ORDERS-INCIDENT-DEMO-2K/"
+        },
+    )
+    assert not r.is_error, r.text
+    assert r.data["issue"]["shortId"] == "ORDERS-INCIDENT-DEMO-2K"
+
+    calls = live.fake.calls[before:]
+    assert calls
+    for call in calls:
+        assert "evil" not in call.path and "payroll" not in call.path, call
+        if call.path.startswith(("/api/0/organizations/", "/api/0/projects/")):
+            assert call.path.split("/")[4] == s.scope.sentry_organization, call
+    searches = [c for c in calls if c.path == "/api/0/organizations/acme/issues/"]
+    project_id = live.fake.exports[0].project["id"]
+    assert searches and all(c.query.get("project") == project_id for c in searches)
+
+
+async def test_issue_details_read_back_into_the_recorded_shapes(live: Live) -> None:
+    s, view = _orders(live)
+    expected = json.loads((s.folder / "expected.json").read_text())
+    r = await view.call_tool("get_issue_details", {"issueId": "ORDERS-INCIDENT-DEMO-2K"})
+    assert not r.is_error, r.text
+    event = r.data["event"]
+    recorded = json.loads((s.sentry / "events" / f"{expected['issue_id']}.json").read_text())
+    newest = max(recorded, key=lambda e: e["dateCreated"])
+    assert event["eventID"] == newest["eventID"]
+    assert event["release"]["version"] == newest["release"]["version"]
+    (exc,) = event["entries"][0]["data"]["values"]
+    (want,) = newest["entries"][0]["data"]["values"]
+    assert (exc["type"], exc["value"]) == (want["type"], want["value"])
+    got = [(f["filename"], f["function"], f["lineNo"]) for f in exc["stacktrace"]["frames"]]
+    wanted = [(f["filename"], f["function"], f["lineNo"]) for f in want["stacktrace"]["frames"]]
+    assert got == wanted
+    crash = exc["stacktrace"]["frames"][-1]
+    assert crash["inApp"] is True
+    assert [14, "        value = value.strip();"] in crash["context"]
+
+    # The text is capped; the crash frame at the very end of the trace was still read.
+    cap, live.server.result_cap = live.server.result_cap, 1500
+    try:
+        r = await view.call_tool("get_issue_details", {"issueId": "ORDERS-INCIDENT-DEMO-2K"})
+    finally:
+        live.server.result_cap = cap
+    assert "[truncated:" in r.text and len(r.text) < 1600
+    frames = r.data["event"]["entries"][0]["data"]["values"][0]["stacktrace"]["frames"]
+    assert frames[-1]["filename"] == "CustomerReference.java" and frames[-1]["lineNo"] == 14
+
+    r = await view.call_tool("search_issue_events", {"issueId": "ORDERS-INCIDENT-DEMO-2K"})
+    assert not r.is_error, r.text
+    assert newest["eventID"] in r.text
+    assert live.fake.calls_to("/issues/ORDERS-INCIDENT-DEMO-2K/events/")
+
+
+async def test_markdown_of_a_chained_python_exception() -> None:
+    text = "\n".join(
+        [
+            "# Issue APP-1 in **acme**",
+            "",
+            "**Description**: KeyError: 'x'",
+            "**First Seen**: 2026-10-14T08:00:00.000Z",
+            "**Platform**: python",
+            "**URL**: https://acme.sentry.io/issues/APP-1",
+            "",
+            "## Event Details",
+            "",
+            "**Event ID**: 0123456789abcdef0123456789abcdef",
+            "**Occurred At**: 2026-10-14T09:00:00.000Z",
+            "",
+            "### Error",
+            "",
+            "```",
+            "KeyError: 'x'",
+            "```",
+            "",
+            "**Stacktrace:**",
+            "```",
+            '  File "app/views.py", line 12, in create',
+            "    from app import db",
+            '  File "app/build.py", line 30, in build',
+            "```",
+            "",
+            "**During handling of the above exception, another exception occurred:**",
+            "",
+            "### ValueError: bad",
+            "",
+            "**Stacktrace:**",
+            "```",
+            '  File "app/parse.py", line 5, in parse',
+            "```",
+            "",
+            "### Tags",
+            "",
+            "**release**: app@abc1234",
+        ]
+    )
+    issue, event = parse_issue_details(text)
+    assert issue["shortId"] == "APP-1" and issue["metadata"]["type"] == "KeyError"
+    assert event is not None and event["release"] == {"version": "app@abc1234"}
+    cause, raised = event["entries"][0]["data"]["values"]
+    assert (cause["type"], raised["type"]) == ("ValueError", "KeyError")
+    first, second = raised["stacktrace"]["frames"]
+    assert first["context"] == [[12, "    from app import db"]]  # source, not a Ruby frame
+    assert (second["filename"], second["lineNo"], second["module"]) == (
+        "app/build.py",
+        30,
+        "app.build",
+    )
+
+
+async def _investigate(runtime: ScenarioRuntime, inv: Investigation) -> Investigation:
+    async def save(_: Investigation) -> None:
+        return None
+
+    loop = await runtime.loop_for(inv, save)
+    return await loop.run(inv)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def git() -> AsyncIterator[McpToolset]:
+    server = git_server()
+    async with server:
+        yield server
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+async def test_the_real_server_leads_to_the_same_suspect_as_the_recording(
+    live: Live, git: McpToolset, name: str
+) -> None:
+    s = live.scenarios[name]
+    expected = json.loads((s.folder / "expected.json").read_text())
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        repo = await clone(s, tmp)
+        results = {}
+        for how, sentry in (("recorded", None), ("live", live.server)):
+            runtime = ScenarioRuntime(s, repo, git=git, sentry=sentry, can_ask=False)
+            inv = await _investigate(runtime, Investigation.open(s.question, s.scope))
+            assert inv.diagnosis is not None and inv.diagnosis.suspect is not None, how
+            results[how] = inv
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    recorded, live_inv = results["recorded"], results["live"]
+    want = recorded.diagnosis.suspect  # type: ignore[union-attr]
+    got = live_inv.diagnosis.suspect  # type: ignore[union-attr]
+    assert (got.path, got.line_start, got.commit) == (want.path, want.line_start, want.commit)
+    assert got.path == expected["fault"]["file"]
+    assert got.commit == expected["commit"]
+
+    # The live run read Sentry through the server: evidence with links to it.
+    sentry = [e for e in live_inv.evidence if e.source == "sentry"]
+    assert [e.tool for e in sentry] == ["sentry__search_issues", "sentry__get_issue_details"]
+    assert all(e.link and e.link.startswith(f"http://{live.fake.host}/") for e in sentry)
+    assert "## Event Details" in sentry[1].content

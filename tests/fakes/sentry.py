@@ -1,0 +1,480 @@
+"""A fake Sentry REST API serving one recorded incident: aiohttp on 127.0.0.1, port 0.
+
+It answers the endpoints @sentry/mcp-server 0.39 calls for its read tools, in
+Sentry's response shapes (they must pass the server's zod schemas), from a
+scenario's ``sentry/issues.json`` and ``sentry/events/<issue id>.json``::
+
+    async with FakeSentry(folder, "acme", "orders", since, until, token="t") as sentry:
+        sentry.add(other_folder, "acme", "invoices", since2, until2)  # more projects
+        ...  # @sentry/mcp-server --host {sentry.host} --insecure-http
+
+Each project's clock stands at the moment its recording ends (``until``):
+relative periods (``statsPeriod=24h``) count back from there, and nothing
+outside the recorded window is served, as Sentry would have answered when the
+question was asked. Every request is kept in ``calls`` (method, path, query).
+
+Routes (all under /api/0/):
+
+=============================================  ==========================================
+auth/                                          the token's user
+organizations/                                 the one organization
+organizations/{org}/                           it
+organizations/{org}/projects/                  the one project
+projects/{org}/{project}/                      it (by slug or id)
+organizations/{org}/issues/                    issue search (query, sort, limit, period)
+organizations/{org}/issues/{id}/               one issue, by id or short id
+organizations/{org}/issues/{id}/events/        its events (query, sort, per_page, full)
+organizations/{org}/issues/{id}/events/{eid}/  one event; ``latest`` for the newest
+organizations/{org}/issues/{id}/autofix/       no Seer run ({"autofix": null})
+organizations/{org}/issues/{id}/external-issues/  none
+organizations/{org}/replay-count/              none
+organizations/{org}/events/                    no spans (the trace lookups of issue details)
+projects/{org}/{project}/stacktrace-link/      no code mapping
+=============================================  ==========================================
+
+A wrong token is 401, an unknown organization, project, issue or event 404,
+with Sentry's ``{"detail": ...}`` body.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple, Self
+
+from aiohttp import web
+
+Json = dict[str, Any]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_PERIOD = re.compile(r"^(\d+)([smhdw])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_TOKEN = re.compile(r'(!?)([\w.\-]+):("[^"]*"|\S+)|"([^"]*)"|(\S+)')
+
+
+class Call(NamedTuple):
+    method: str
+    path: str
+    query: dict[str, str]
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _detail(status: int, detail: str) -> web.Response:
+    return web.json_response({"detail": detail}, status=status)
+
+
+class Export:
+    """One recorded project: its issues and events, and the window it was recorded over."""
+
+    def __init__(
+        self, folder: Path, organization: str, project: str, since: datetime, until: datetime
+    ) -> None:
+        self.folder = Path(folder)
+        self.organization = organization
+        self.slug = project
+        self.since = since if since.tzinfo else since.replace(tzinfo=UTC)
+        self.until = until if until.tzinfo else until.replace(tzinfo=UTC)
+        self.issues: list[Json] = json.loads((self.folder / "issues.json").read_text("utf-8"))
+        self.project = self._project_of(self.issues)
+
+    def _project_of(self, issues: list[Json]) -> Json:
+        for issue in issues:
+            project = issue.get("project")
+            if isinstance(project, dict) and project.get("slug") == self.slug:
+                return {**project, "id": str(project.get("id"))}
+        return {"id": str(abs(hash(self.slug)) % 10**9), "slug": self.slug, "name": self.slug}
+
+    def named(self, ref: str) -> bool:
+        return ref in (self.slug, str(self.project["id"]))
+
+    def window(self, request: web.Request) -> tuple[datetime, datetime]:
+        since, until = self.since, self.until
+        match = _PERIOD.match(request.query.get("statsPeriod") or "")
+        if match:
+            span = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+            since = max(since, until - span)
+        start, end = _time(request.query.get("start")), _time(request.query.get("end"))
+        if start and end:
+            since, until = max(since, start), min(until, end)
+        return since, until
+
+    def find_issue(self, ref: str) -> Json | None:
+        for issue in self.issues:
+            if ref == str(issue.get("id")) or ref.upper() == str(issue.get("shortId", "")).upper():
+                first, last = _time(issue.get("firstSeen")), _time(issue.get("lastSeen"))
+                if (first is not None and first > self.until) or (
+                    last is not None and last < self.since
+                ):
+                    return None
+                return issue
+        return None
+
+    def events(self, issue: Json, since: datetime, until: datetime) -> list[Json]:
+        """The issue's events in the window, newest first."""
+        path = self.folder / "events" / f"{issue['id']}.json"
+        raw = json.loads(path.read_text("utf-8")) if path.is_file() else []
+        dated = []
+        for event in raw:
+            if not isinstance(event, dict):
+                continue
+            moment = _time(event.get("dateCreated")) or _time(event.get("dateReceived"))
+            if moment is not None and since <= moment <= until:
+                dated.append((moment, event))
+        dated.sort(key=lambda pair: pair[0], reverse=True)
+        return [event for _, event in dated]
+
+    def issue_hit(self, issue: Json, key: str, value: str) -> bool | None:
+        if key == "is":
+            if value in ("unresolved", "resolved", "ignored"):
+                return str(issue.get("status", "unresolved")) == value
+            return None
+        if key == "level":
+            return str(issue.get("level", "")).lower() == value.lower()
+        if key in ("issue", "issue.id"):
+            return value.upper() in (str(issue.get("id")), str(issue.get("shortId", "")).upper())
+        if key == "release":
+            events = self.events(issue, self.since, self.until)
+            return any((_release(e) or "").endswith(value) for e in events)
+        return None  # a key this fake does not know is ignored
+
+    def search(self, request: web.Request) -> list[Json]:
+        since, until = self.window(request)
+        filters, words = _terms(request.query.get("query", ""))
+        found = []
+        for issue in self.issues:
+            first, last = _time(issue.get("firstSeen")), _time(issue.get("lastSeen"))
+            if first is None or last is None or last < since or first > until:
+                continue
+            hits = [(self.issue_hit(issue, k, v), neg) for k, v, neg in filters]
+            if any(hit is not None and hit is neg for hit, neg in hits):
+                continue
+            text = " ".join(str(issue.get(k) or "") for k in ("title", "culprit", "shortId"))
+            if words and not all(w in text.lower() for w in words):
+                continue
+            found.append(issue)
+        return found
+
+
+class FakeSentry:
+    """Sentry's REST API over recorded exports (one per project), each bounded by its window."""
+
+    def __init__(
+        self,
+        folder: Path | None = None,
+        organization: str = "",
+        project: str = "",
+        since: datetime | None = None,
+        until: datetime | None = None,
+        *,
+        token: str = "sntrys-test",
+    ) -> None:
+        self.token = token
+        self.calls: list[Call] = []
+        self.exports: list[Export] = []
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+        if folder is not None:
+            assert since is not None and until is not None
+            self.add(folder, organization, project, since, until)
+
+    def add(
+        self, folder: Path, organization: str, project: str, since: datetime, until: datetime
+    ) -> Export:
+        export = Export(folder, organization, project, since, until)
+        self.exports.append(export)
+        return export
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """host:port, as @sentry/mcp-server's --host wants it (no scheme)."""
+        return f"127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        app = web.Application(middlewares=[self._middleware])
+        routes = [
+            ("/api/0/auth/", self._auth),
+            ("/api/0/organizations/", self._organizations),
+            ("/api/0/organizations/{org}/", self._organization),
+            ("/api/0/organizations/{org}/projects/", self._projects),
+            ("/api/0/projects/{org}/{project}/", self._project),
+            ("/api/0/projects/{org}/{project}/stacktrace-link/", self._stacktrace_link),
+            ("/api/0/organizations/{org}/issues/", self._list_issues),
+            ("/api/0/organizations/{org}/issues/{issue}/", self._get_issue),
+            ("/api/0/organizations/{org}/issues/{issue}/events/", self._list_events),
+            ("/api/0/organizations/{org}/issues/{issue}/events/{event}/", self._get_event),
+            ("/api/0/organizations/{org}/issues/{issue}/autofix/", self._autofix),
+            ("/api/0/organizations/{org}/issues/{issue}/external-issues/", self._empty_list),
+            ("/api/0/organizations/{org}/replay-count/", self._replay_count),
+            ("/api/0/organizations/{org}/events/", self._no_events),
+        ]
+        for path, handler in routes:
+            app.router.add_get(path, handler)
+        # Anything else (writes included) is Sentry's JSON 404, not aiohttp's text one.
+        app.router.add_route("*", "/{tail:.*}", self._unknown)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None and server.sockets  # type: ignore[attr-defined]
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+
+    async def aclose(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def calls_to(self, fragment: str) -> list[Call]:
+        return [c for c in self.calls if fragment in c.path]
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        self.calls.append(Call(request.method, request.path, dict(request.query)))
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return _detail(401, "Invalid token header. No credentials provided.")
+        org = request.match_info.get("org")
+        if org is not None and not self._of(org):
+            return _detail(404, "The requested resource does not exist")
+        return await handler(request)
+
+    def _of(self, org: str) -> list[Export]:
+        return [e for e in self.exports if e.organization == org]
+
+    def _issue_of(self, request: web.Request) -> tuple[Export, Json] | None:
+        ref = request.match_info["issue"]
+        for export in self._of(request.match_info["org"]):
+            issue = export.find_issue(ref)
+            if issue is not None:
+                return export, issue
+        return None
+
+    def _org(self, slug: str) -> Json:
+        return {
+            "id": str(sorted({e.organization for e in self.exports}).index(slug) + 1),
+            "slug": slug,
+            "name": slug,
+            "links": {
+                "organizationUrl": f"http://{self.host}/organizations/{slug}/",
+                "regionUrl": "",
+            },
+        }
+
+    def _project_json(self, export: Export) -> Json:
+        return {
+            **export.project,
+            "name": export.project.get("name") or export.slug,
+            "platform": export.project.get("platform"),
+            "hasProfiles": False,
+            "hasReplays": False,
+            "hasLogs": False,
+            "firstTransactionEvent": False,
+            "organization": self._org(export.organization),
+        }
+
+    def _issue_json(self, export: Export, issue: Json) -> Json:
+        out = copy.deepcopy(issue)
+        out["id"] = str(out["id"])
+        out.setdefault("shortId", out["id"])
+        out.setdefault("culprit", None)
+        out.setdefault("status", "unresolved")
+        out.setdefault("userCount", 0)
+        out["count"] = str(out.get("count", "0"))
+        out.setdefault("permalink", f"http://{self.host}/issues/{out['id']}/")
+        if not isinstance(out.get("project"), dict):
+            out["project"] = export.project
+        out["project"] = {**out["project"], "id": str(out["project"].get("id"))}
+        for key in ("firstSeen", "lastSeen"):
+            moment = _time(out.get(key))
+            out[key] = _iso(moment) if moment else None
+        return out
+
+    def _event_json(self, event: Json, issue: Json) -> Json:
+        out = copy.deepcopy(event)
+        out.setdefault("id", out.get("eventID"))
+        out.setdefault("eventID", out["id"])
+        out["groupID"] = str(out.get("groupID") or issue["id"])
+        out.setdefault("title", issue.get("title") or "")
+        out.setdefault("message", "")
+        out.setdefault("type", "error")
+        out.setdefault("culprit", issue.get("culprit"))
+        out.setdefault("entries", [])
+        if isinstance(out.get("release"), str):
+            out["release"] = {"version": out["release"]}
+        for key in ("dateCreated", "dateReceived"):
+            moment = _time(out.get(key))
+            if moment is not None:
+                out[key] = _iso(moment)
+        return out
+
+    # -- handlers --------------------------------------------------------------------------
+
+    async def _auth(self, request: web.Request) -> web.Response:
+        return web.json_response({"id": "1", "name": "Incident Bot", "email": "bot@example.com"})
+
+    async def _organizations(self, request: web.Request) -> web.Response:
+        orgs = sorted({e.organization for e in self.exports})
+        return web.json_response([self._org(o) for o in orgs])
+
+    async def _organization(self, request: web.Request) -> web.Response:
+        return web.json_response(self._org(request.match_info["org"]))
+
+    async def _projects(self, request: web.Request) -> web.Response:
+        exports = self._of(request.match_info["org"])
+        return web.json_response([self._project_json(e) for e in exports])
+
+    async def _project(self, request: web.Request) -> web.Response:
+        for export in self._of(request.match_info["org"]):
+            if export.named(request.match_info["project"]):
+                return web.json_response(self._project_json(export))
+        return _detail(404, "The requested resource does not exist")
+
+    async def _stacktrace_link(self, request: web.Request) -> web.Response:
+        return web.json_response({"config": None, "sourceUrl": None, "integrations": []})
+
+    async def _list_issues(self, request: web.Request) -> web.Response:
+        projects = request.query.getall("project", [])
+        exports = [
+            e
+            for e in self._of(request.match_info["org"])
+            if not projects or str(e.project["id"]) in projects
+        ]
+        found = [(e, i) for e in exports for i in e.search(request)]
+        sort = request.query.get("sort", "date")
+        keys: dict[str, Callable[[Json], Any]] = {
+            "freq": lambda i: int(i.get("count") or 0),
+            "new": lambda i: _time(i.get("firstSeen")),
+            "user": lambda i: int(i.get("userCount") or 0),
+        }
+        key = keys.get(sort, lambda i: _time(i.get("lastSeen")))
+        found.sort(key=lambda pair: key(pair[1]), reverse=True)
+        limit = int(request.query.get("limit", "25") or 25)
+        return web.json_response([self._issue_json(e, i) for e, i in found[:limit]])
+
+    async def _get_issue(self, request: web.Request) -> web.Response:
+        found = self._issue_of(request)
+        if found is None:
+            return _detail(404, "The requested resource does not exist")
+        return web.json_response(self._issue_json(*found))
+
+    async def _list_events(self, request: web.Request) -> web.Response:
+        found = self._issue_of(request)
+        if found is None:
+            return _detail(404, "The requested resource does not exist")
+        export, issue = found
+        events = export.events(issue, *export.window(request))
+        filters, words = _terms(request.query.get("query", ""))
+        for key, value, negated in filters:
+            if key == "release":
+                events = [e for e in events if (_release(e) or "").endswith(value) is not negated]
+            elif key not in ("is", "issue", "issue.id"):
+                events = [e for e in events if (_tags(e).get(key) in (None, value)) is not negated]
+        if words:
+            events = [e for e in events if all(w in str(e.get("title", "")).lower() for w in words)]
+        if request.query.get("sort", "-timestamp") in ("timestamp", "+timestamp"):
+            events.reverse()
+        per_page = int(request.query.get("per_page", "50") or 50)
+        full = request.query.get("full") == "true"
+        out = []
+        for event in events[:per_page]:
+            shaped = self._event_json(event, issue)
+            if not full:
+                shaped["entries"] = []
+            out.append(shaped)
+        return web.json_response(out)
+
+    async def _get_event(self, request: web.Request) -> web.Response:
+        found = self._issue_of(request)
+        if found is None:
+            return _detail(404, "The requested resource does not exist")
+        export, issue = found
+        events = export.events(issue, export.since, export.until)
+        wanted = request.match_info["event"]
+        if wanted == "latest":
+            event = events[0] if events else None
+        else:
+            clean = wanted.lower().replace("-", "")
+            event = next(
+                (e for e in events if str(e.get("eventID") or e.get("id")).lower() == clean),
+                None,
+            )
+        if event is None:
+            return _detail(404, "The requested resource does not exist")
+        return web.json_response(self._event_json(event, issue))
+
+    async def _autofix(self, request: web.Request) -> web.Response:
+        return web.json_response({"autofix": None})
+
+    async def _empty_list(self, request: web.Request) -> web.Response:
+        return web.json_response([])
+
+    async def _replay_count(self, request: web.Request) -> web.Response:
+        return web.json_response({})
+
+    async def _no_events(self, request: web.Request) -> web.Response:
+        fields = {f: "string" for f in request.query.getall("field", [])}
+        return web.json_response({"data": [], "meta": {"fields": fields}})
+
+    async def _unknown(self, request: web.Request) -> web.Response:
+        return _detail(404, "The requested resource does not exist")
+
+
+def _terms(query: str) -> tuple[list[tuple[str, str, bool]], list[str]]:
+    filters: list[tuple[str, str, bool]] = []
+    words: list[str] = []
+    for negated, key, value, phrase, word in _TOKEN.findall(query or ""):
+        if key:
+            filters.append((key.lower(), value.strip('"'), bool(negated)))
+        elif phrase or word:
+            words.append((phrase or word).lower())
+    return filters, words
+
+
+def _tags(event: Json) -> dict[str, str]:
+    return {
+        str(t["key"]): str(t.get("value"))
+        for t in event.get("tags") or []
+        if isinstance(t, dict) and "key" in t
+    }
+
+
+def _release(event: Json) -> str | None:
+    release = event.get("release")
+    if isinstance(release, dict):
+        return release.get("version")
+    if isinstance(release, str):
+        return release
+    return _tags(event).get("release")

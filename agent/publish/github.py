@@ -1,60 +1,227 @@
-"""GitHub issues over the REST API. The write token is used here and nowhere else."""
+"""GitHub issues over the REST API, through gidgethub. The write token is used here and
+nowhere else: no tool the model can call ever reaches this module.
+
+Every call maps gidgethub's and aiohttp's exceptions into the project's:
+
+- a lost answer (timeout, dropped connection, a 5xx) → `PublishUnknown`: the write may
+  have happened, so only an idempotent call may simply be sent again;
+- a refusal (4xx) → `PublishFailed`, with the status; `retryable` for rate limits.
+
+`base_url` is GITHUB_API_URL, so GitHub Enterprise (`https://ghe.example/api/v3`) works.
+"""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
 import aiohttp
+from gidgethub import BadRequest, GitHubBroken, HTTPException, RateLimitExceeded
+from gidgethub.aiohttp import GitHubAPI
 
-from agent.domain import Investigation
-from agent.errors import IncidentBotError
+from agent.errors import PublishFailed, PublishUnknown
+
+T = TypeVar("T")
+
+API_VERSION = {"X-GitHub-Api-Version": "2022-11-28"}
+ISSUES = "/repos/{owner}/{repo}/issues"
+ISSUE = "/repos/{owner}/{repo}/issues/{number}"
+LOOKUP_PAGES = 10  # 1,000 issues by the bot since the attempt: far more than ever happen
 
 
-class PublishFailed(IncidentBotError):
-    """GitHub said no: nothing was created."""
+def marker(investigation_id: str, draft_hash: str, approval_key: str) -> str:
+    """Hidden in the issue body, so a lost answer is settled by finding the issue later.
+    The approval is named too: an earlier, rolled-back attempt is never taken for it."""
+    approval = hashlib.sha256(approval_key.encode()).hexdigest()[:16]
+    fields = f"investigation={investigation_id} draft={draft_hash} approval={approval}"
+    return f"<!-- incident-bot {fields} -->"
 
 
-class PublishUnknown(IncidentBotError):
-    """The answer was lost: the issue may or may not exist."""
+@dataclass(frozen=True)
+class Issue:
+    number: int
+    url: str  # the html_url people open
+    title: str
+    body: str
+    state: str
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Issue:
+        return cls(
+            number=int(raw["number"]),
+            url=str(raw["html_url"]),
+            title=str(raw.get("title") or ""),
+            body=str(raw.get("body") or ""),
+            state=str(raw.get("state") or ""),
+        )
 
 
-def marker(inv: Investigation) -> str:
-    """Hidden in the body, so a lost answer can be settled by finding the issue later."""
-    assert inv.draft is not None
-    return f"<!-- incident-bot investigation={inv.id} draft={inv.draft.hash} -->"
+def _split(repository: str) -> dict[str, str]:
+    owner, _, repo = repository.partition("/")
+    return {"owner": owner, "repo": repo}
 
 
 class GitHubIssues:
-    def __init__(self, api_url: str, token: str, *, timeout: float = 10.0) -> None:
+    """The issue tracker the publisher writes to (`agent.publish.publisher.IssueTracker`)."""
+
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        *,
+        timeout: float = 10.0,
+        login: str | None = None,
+        requester: str = "incident-bot",
+    ) -> None:
         self.api_url = api_url.rstrip("/")
         self._token = token
         self.timeout = timeout
+        self.requester = requester
+        self._login = login
 
-    async def create_issue(self, inv: Investigation, labels: list[str]) -> tuple[int, str]:
-        draft = inv.draft
-        assert draft is not None and inv.approval is not None
-        body = f"{draft.body}\n\n{marker(inv)}"
-        url = f"{self.api_url}/repos/{draft.repository}/issues"
-        headers = {
-            "Authorization": f"Bearer {self._token}",
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "Idempotency-Key": inv.approval.idempotency_key,
-        }
-        payload = {"title": draft.title, "body": body, "labels": labels}
+    async def _call(self, what: str, work: Callable[[GitHubAPI], Awaitable[T]]) -> T:
+        """One request (or one paginated read) with its own session and timeout."""
         try:
-            async with (
-                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout)) as http,
-                http.post(url, json=payload, headers=headers) as response,
-            ):
-                if response.status == 201:
-                    created = await response.json()
-                    return int(created["number"]), str(created["html_url"])
-                text = (await response.text())[:200]
-        except (
-            TimeoutError,
-            aiohttp.ClientConnectionError,
-            aiohttp.ServerDisconnectedError,
-        ) as exc:
-            raise PublishUnknown(f"GitHub did not answer ({type(exc).__name__})") from None
-        if response.status >= 500:
-            raise PublishUnknown(f"GitHub answered {response.status}")
-        raise PublishFailed(f"GitHub refused the issue ({response.status}): {text}")
+            timeout = aiohttp.ClientTimeout(total=self.timeout)
+            async with aiohttp.ClientSession(timeout=timeout) as http:
+                gh = GitHubAPI(http, self.requester, oauth_token=self._token, base_url=self.api_url)
+                return await work(gh)
+        except GitHubBroken as exc:
+            raise PublishUnknown(f"{what}: GitHub answered {int(exc.status_code)}") from None
+        except RateLimitExceeded as exc:
+            raise PublishFailed(
+                f"{what}: GitHub's rate limit ({int(exc.status_code)})", status=429, retryable=True
+            ) from None
+        except BadRequest as exc:
+            status = int(exc.status_code)
+            raise PublishFailed(
+                f"{what}: GitHub refused ({status}): {str(exc)[:200]}",
+                status=status,
+                retryable=status == 429,
+            ) from None
+        except HTTPException as exc:  # a redirect gidgethub does not follow
+            raise PublishFailed(f"{what}: GitHub answered {int(exc.status_code)}") from None
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise PublishUnknown(f"{what}: GitHub did not answer ({type(exc).__name__})") from None
+
+    async def login(self) -> str:
+        """Who the token is: the creator the lookups filter on (GET /user, once)."""
+        if self._login is None:
+            user = await self._call("who am I", lambda gh: gh.getitem("/user"))
+            self._login = str(user["login"])
+        return self._login
+
+    async def create_issue(self, repository: str, title: str, body: str) -> Issue:
+        """POST an issue. NOT idempotent: a PublishUnknown here is settled by `find_issue`."""
+        raw = await self._call(
+            "create the issue",
+            lambda gh: gh.post(
+                ISSUES,
+                _split(repository),
+                data={"title": title, "body": body},
+                extra_headers=API_VERSION,
+            ),
+        )
+        return Issue.of(raw)
+
+    async def find_issue(self, repository: str, marker: str, since: datetime) -> Issue | None:
+        """The issue carrying `marker` among those the bot created in the repository since
+        `since`. Lists issues by creator and time (GET /repos/{o}/{r}/issues), never the
+        search API, whose index lags behind a create by seconds to minutes."""
+        creator = await self.login()
+
+        async def scan(gh: GitHubAPI) -> Issue | None:
+            pages, seen = 0, 0
+            url_vars = {
+                **_split(repository),
+                "creator": creator,
+                "since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "state": "all",
+                "per_page": "100",
+            }
+            template = ISSUES + "{?creator,since,state,per_page}"
+            async for raw in gh.getiter(template, url_vars, extra_headers=API_VERSION):
+                seen += 1
+                if "pull_request" not in raw and marker in str(raw.get("body") or ""):
+                    return Issue.of(raw)
+                if seen % 100 == 0:
+                    pages += 1
+                    if pages >= LOOKUP_PAGES:
+                        break
+            return None
+
+        return await self._call("look for the issue", scan)
+
+    async def add_labels(self, repository: str, number: int, labels: list[str]) -> None:
+        """Idempotent: adding a label the issue has is a no-op on GitHub."""
+        await self._call(
+            "add labels",
+            lambda gh: gh.post(
+                ISSUE + "/labels",
+                {**_split(repository), "number": number},
+                data={"labels": labels},
+                extra_headers=API_VERSION,
+            ),
+        )
+
+    async def remove_label(self, repository: str, number: int, label: str) -> bool:
+        """False when it was already gone (404), which counts as done."""
+        try:
+            await self._call(
+                f"remove label {label}",
+                lambda gh: gh.delete(
+                    ISSUE + "/labels/{name}",
+                    {**_split(repository), "number": number, "name": label},
+                    extra_headers=API_VERSION,
+                ),
+            )
+        except PublishFailed as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        return True
+
+    async def close_not_planned(
+        self, repository: str, number: int, comment: str, comment_marker: str
+    ) -> bool:
+        """Say why, then close as not planned. False when it was already closed or gone.
+        Idempotent: the comment carries `comment_marker` and is not posted twice."""
+        where = {**_split(repository), "number": number}
+        try:
+            issue = await self._call("read the issue", lambda gh: gh.getitem(ISSUE, where))
+        except PublishFailed as exc:
+            if exc.status in (404, 410):
+                return False
+            raise
+        if issue.get("state") == "closed":
+            return False
+
+        async def commented(gh: GitHubAPI) -> bool:
+            async for c in gh.getiter(ISSUE + "/comments{?per_page}", {**where, "per_page": 100}):
+                if comment_marker in str(c.get("body") or ""):
+                    return True
+            return False
+
+        if not await self._call("read the comments", commented):
+            await self._call(
+                "comment on the issue",
+                lambda gh: gh.post(
+                    ISSUE + "/comments",
+                    where,
+                    data={"body": f"{comment}\n\n{comment_marker}"},
+                    extra_headers=API_VERSION,
+                ),
+            )
+        await self._call(
+            "close the issue",
+            lambda gh: gh.patch(
+                ISSUE,
+                where,
+                data={"state": "closed", "state_reason": "not_planned"},
+                extra_headers=API_VERSION,
+            ),
+        )
+        return True

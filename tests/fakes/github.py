@@ -17,6 +17,7 @@ update_issue        PATCH   /repos/{owner}/{repo}/issues/{number}
 add_labels          POST    /repos/{owner}/{repo}/issues/{number}/labels
 remove_label        DELETE  /repos/{owner}/{repo}/issues/{number}/labels/{name}
 create_comment      POST    /repos/{owner}/{repo}/issues/{number}/comments
+list_comments       GET     /repos/{owner}/{repo}/issues/{number}/comments
 get_user            GET     /user
 ==================  ======  ==========================================================
 """
@@ -128,6 +129,7 @@ class FakeGitHub:
             ("POST", issue + "/labels", "add_labels", self._add_labels),
             ("DELETE", issue + "/labels/{name}", "remove_label", self._remove_label),
             ("POST", issue + "/comments", "create_comment", self._create_comment),
+            ("GET", issue + "/comments", "list_comments", self._list_comments),
             ("GET", "/user", "get_user", self._get_user),
         ]
         for verb, path, name, apply in routes:
@@ -211,6 +213,13 @@ class FakeGitHub:
         (choose more than the client's timeout). Shutting the fake down releases it."""
         for _ in range(count):
             self._faults[route].append(_Fault("timeout_after_apply", delay=delay))
+
+    def clear_faults(self) -> None:
+        """Forget the faults queued and not yet used."""
+        self._faults.clear()
+
+    def add_repo(self, repo: str) -> None:
+        self.issues.setdefault(repo, [])
 
     def drop_next(self, route: str, count: int = 1) -> None:
         """The connection is closed before answering; the request is NOT applied."""
@@ -541,6 +550,15 @@ class FakeGitHub:
         self._touch(issue)
         headers["Location"] = comment["url"]
         return copy.deepcopy(comment)
+
+    def _list_comments(self, *, repo: str, issue: JSONDict, query: Any, **_: Any) -> list:
+        try:
+            per_page = max(1, min(int(query.get("per_page", 30)), 100))
+            page = max(1, int(query.get("page", 1)))
+        except ValueError as e:
+            raise _HttpError(422, "Validation Failed") from e
+        items = self.comments[(repo, issue["number"])]
+        return copy.deepcopy(items[(page - 1) * per_page : page * per_page])
 
     def _get_user(self, **_: Any) -> JSONDict:
         return self._user()

@@ -427,3 +427,22 @@ async def test_drop_after_apply(github: FakeGitHub, session: aiohttp.ClientSessi
         await create(session, github, title="applied")
     assert [i["title"] for i in github.issues[REPO]] == ["applied"]
     await github.wait_for(lambda g: len(g.calls_to("create_issue")) == 1, timeout=1)
+
+
+async def test_comments_are_listed_and_faults_can_be_forgotten(
+    github: FakeGitHub, session: aiohttp.ClientSession
+) -> None:
+    _, issue = await create(session, github)
+    for text in ("one", "two"):
+        async with session.post(f"{issue['url']}/comments", json={"body": text}) as resp:
+            assert resp.status == 201
+    async with session.get(f"{issue['url']}/comments", params={"per_page": "1"}) as resp:
+        assert [c["body"] for c in await resp.json()] == ["one"]
+    async with session.get(f"{issue['url']}/comments") as resp:
+        assert [c["body"] for c in await resp.json()] == ["one", "two"]
+    assert github.calls_to("list_comments")[0].query == {"per_page": "1"}
+    github.fail_next("create_issue", status=502)
+    github.clear_faults()
+    github.add_repo("acme/other")
+    async with session.post(f"{github.api_url}/repos/acme/other/issues", json={"title": "x"}) as r:
+        assert r.status == 201

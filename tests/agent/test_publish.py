@@ -1,0 +1,296 @@
+"""Publishing an approved draft to the fake GitHub REST server over gidgethub, with the
+real store: the saga's steps, a lost answer settled by the marker, "Create anyway", the
+receipt of a repeated approval, Idempotency-Key semantics, rollbacks and their log."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+
+from agent.domain import Diagnosis, Draft, Investigation, Scope, State, utcnow
+from agent.errors import (
+    CompensationFailed,
+    IdempotencyConflict,
+    IllegalTransition,
+    PublishFailed,
+    StaleDraft,
+)
+from agent.publish.github import GitHubIssues
+from agent.publish.publisher import Publisher, issue_marker
+from storage.db import create_engine, create_schema
+from storage.store import SqlStore
+from tests.fakes.github import FakeGitHub
+
+REPO = "acme/shop"
+TOKEN = "ghs-test"
+
+
+def completed(repo: str = REPO, title: str = "NPE when saving orders") -> Investigation:
+    now = utcnow()
+    scope = Scope(
+        project_key="shop",
+        repository=repo,
+        sentry_organization="acme",
+        sentry_project="shop",
+        since=now - timedelta(hours=24),
+        until=now,
+    )
+    inv = Investigation.open("why do orders fail", scope, requester="U0ALICE")
+    inv.start()
+    draft = Draft(repository=repo, title=title, body="Orders without a reference fail.")
+    inv.complete(Diagnosis(root_cause="a null customer reference"), draft)
+    return inv
+
+
+def approve(inv: Investigation, key: str = "key-1", approver: str = "U0BOB"):
+    assert inv.draft is not None
+    return inv.approve(
+        approver=approver, version=inv.draft.version, hash=inv.draft.hash, idempotency_key=key
+    )
+
+
+class Link:
+    """A backlink port whose far end is a list (stands for Sentry, which has no fake here)."""
+
+    def __init__(self, name: str, fail: Exception | None = None) -> None:
+        self.name = name
+        self.fail = fail
+        self.linked: list[int] = []
+
+    def applies_to(self, inv: Investigation) -> bool:
+        return True
+
+    async def link(self, inv: Investigation) -> str:
+        if self.fail is not None:
+            raise self.fail
+        assert inv.approval is not None and inv.approval.issue_number is not None
+        self.linked.append(inv.approval.issue_number)
+        return "linked"
+
+    async def unlink(self, inv: Investigation) -> bool:
+        if not self.linked:
+            return False
+        self.linked.clear()
+        return True
+
+
+@dataclass
+class Bench:
+    github: FakeGitHub
+    store: SqlStore
+    tracker: GitHubIssues
+
+    def publisher(self, **options) -> Publisher:
+        return Publisher(self.tracker, backoff=0, **options)
+
+    async def publish(self, inv: Investigation, **options) -> Investigation:
+        await self.publisher(**options).publish(inv, self.store.save)
+        return await self.store.load(inv.id)
+
+    async def approved(self, **kwargs) -> Investigation:
+        inv = completed(**kwargs)
+        await self.store.create(inv)
+        assert approve(inv).status == "queued"
+        await self.store.save(inv)
+        return inv
+
+    def issues(self) -> list[dict]:
+        return self.github.issues[REPO]
+
+
+@pytest.fixture
+async def bench() -> AsyncIterator[Bench]:
+    engine = create_engine("sqlite+aiosqlite://")
+    await create_schema(engine)
+    async with FakeGitHub(token=TOKEN, repos=[REPO]) as github:
+        yield Bench(github, SqlStore(engine), GitHubIssues(github.api_url, TOKEN, timeout=0.2))
+    await engine.dispose()
+
+
+async def test_an_approved_draft_is_published_with_its_marker_and_labels(bench):
+    inv = await bench.approved()
+    done = await bench.publish(inv)
+    (issue,) = bench.issues()
+    assert done.state is State.PUBLISHED
+    assert done.publication.url == issue["html_url"] and done.publication.number == 1
+    assert issue["title"] == inv.draft.title
+    assert issue["body"] == f"{inv.draft.body}\n\n{issue_marker(inv)}"
+    assert [label["name"] for label in issue["labels"]] == ["incident-bot"]
+    assert [(e.step, e.outcome) for e in done.approval.log] == [
+        ("create_issue", "done"),
+        ("add_labels", "done"),
+    ]
+    create = bench.github.calls_to("create_issue")[0]
+    assert create.body == {"title": inv.draft.title, "body": issue["body"]}
+
+
+async def test_a_repeated_approval_after_publishing_returns_the_receipt(bench):
+    inv = await bench.approved()
+    done = await bench.publish(inv)
+    calls = len(bench.github.calls)
+    receipt = approve(done)
+    assert receipt.status == "published" and not receipt.fresh
+    assert receipt.publication.url == done.publication.url
+    other_click = approve(done, key="another-click", approver="U0CAROL")
+    assert other_click.status == "published"
+    await bench.publish(done)  # a stray job does nothing either
+    assert len(bench.github.calls) == calls and len(bench.issues()) == 1
+
+
+def test_the_same_idempotency_key_with_another_body_is_refused():
+    inv = completed()
+    first = approve(inv, key="k-1")
+    assert first.status == "queued" and first.fresh
+    again = approve(inv, key="k-1")
+    assert again.status == "in progress" and again.approval is first.approval
+    with pytest.raises(IdempotencyConflict, match=r"k-1.*approved v1"):
+        inv.approve(approver="U0BOB", version=2, hash="0" * 64, idempotency_key="k-1")
+    with pytest.raises(IdempotencyConflict):
+        inv.approve(approver="U0BOB", version=1, hash="f" * 64, idempotency_key="k-1")
+    # After a refusal the key keeps its receipt; a new key is a new approval.
+    inv.publish_refused("422 Validation Failed")
+    assert approve(inv, key="k-1").status == "refused"
+    assert inv.state is State.COMPLETED
+    assert approve(inv, key="k-2").status == "queued"
+    assert [a.idempotency_key for a in inv.past_approvals] == ["k-1"]
+
+
+async def test_a_create_whose_answer_is_lost_after_it_was_made_is_adopted(bench):
+    inv = await bench.approved()
+    bench.github.timeout_after_apply_next("create_issue", delay=30)
+    done = await bench.publish(inv)
+    assert done.state is State.PUBLISHED
+    (issue,) = bench.issues()
+    assert done.publication.number == issue["number"]
+    assert len(bench.github.calls_to("create_issue")) == 1
+    lookup = bench.github.calls_to("list_issues")[0]
+    assert lookup.query["creator"] == bench.github.login and lookup.query["state"] == "all"
+    assert "since" in lookup.query
+    assert bench.github.calls_to("get_user")  # the creator filter is the token's own login
+    assert "adopted #1" in done.approval.steps["create_issue"].detail
+    assert [label["name"] for label in issue["labels"]] == ["incident-bot"]
+
+
+async def test_nothing_found_after_a_lost_answer_waits_for_create_anyway(bench):
+    inv = await bench.approved()
+    bench.github.drop_next("create_issue")  # the connection drops, nothing was made
+    unknown = await bench.publish(inv)
+    assert unknown.state is State.PUBLISH_UNKNOWN
+    assert unknown.approval.lookup == "nothing" and bench.issues() == []
+
+    # A retry of the same approval looks again and still creates nothing.
+    assert approve(unknown, key="another-click").status == "in progress"
+    assert approve(unknown).status == "retry"
+    await bench.store.save(unknown)
+    again = await bench.publish(unknown)
+    assert again.state is State.PUBLISH_UNKNOWN and again.approval.lookup == "nothing"
+    assert len(bench.github.calls_to("create_issue")) == 1  # never a second blind create
+
+    with pytest.raises(StaleDraft):  # bound to the attempts it was shown after
+        again.create_anyway(approver="U0BOB", version=1, hash=again.draft.hash, creates=0)
+    again.create_anyway(approver="U0BOB", version=1, hash=again.draft.hash, creates=1)
+    await bench.store.save(again)
+    done = await bench.publish(again)
+    assert done.state is State.PUBLISHED and done.approval.confirmed_by == ["U0BOB"]
+    assert len(bench.issues()) == 1 and len(bench.github.calls_to("create_issue")) == 2
+    with pytest.raises(IllegalTransition):
+        done.create_anyway(approver="U0BOB", version=1, hash=done.draft.hash, creates=2)
+
+
+async def test_a_lookup_that_fails_leaves_it_unknown_and_the_retry_adopts(bench):
+    inv = await bench.approved()
+    bench.github.drop_after_apply_next("create_issue")  # made, answer lost
+    bench.github.fail_next("list_issues", status=503, count=3)
+    unknown = await bench.publish(inv)
+    assert unknown.state is State.PUBLISH_UNKNOWN and unknown.approval.lookup == "failed"
+    assert approve(unknown).status == "retry"
+    await bench.store.save(unknown)
+    done = await bench.publish(unknown)
+    assert done.state is State.PUBLISHED and len(bench.issues()) == 1
+    assert len(bench.github.calls_to("create_issue")) == 1
+
+
+async def test_a_worker_that_died_after_sending_the_create_looks_before_sending_another(bench):
+    inv = await bench.approved()
+    inv.approval.creates_sent = 1
+    inv.approval.create_started_at = utcnow()
+    await bench.store.save(inv)
+    bench.github.add_issue(REPO, inv.draft.title, f"{inv.draft.body}\n\n{issue_marker(inv)}")
+    done = await bench.publish(inv)
+    assert done.state is State.PUBLISHED and bench.github.calls_to("create_issue") == []
+
+
+async def test_a_refused_create_is_nothing_to_roll_back(bench):
+    inv = await bench.approved()
+    bench.github.fail_next("create_issue", status=422)
+    done = await bench.publish(inv)
+    assert done.state is State.COMPLETED and done.approval is None
+    (past,) = done.past_approvals
+    assert past.outcome == "refused" and "422" in past.reason
+    assert past.compensations() == [] and bench.issues() == []
+
+
+async def test_a_fatal_failure_after_the_issue_exists_rolls_back_in_reverse_order(bench):
+    inv = await bench.approved()
+    sentry = Link("sentry_link", fail=PublishFailed("Sentry refused (403)", status=403))
+    slack = Link("slack_link")
+    done = await bench.publish(inv, links=[slack, sentry])
+    assert done.state is State.COMPLETED
+    (past,) = done.past_approvals
+    assert past.outcome == "rolled back" and "sentry_link failed" in past.reason
+    assert [(e.step, e.outcome) for e in past.compensations()] == [
+        ("slack_link", "done"),
+        ("add_labels", "done"),
+        ("create_issue", "done"),
+    ]
+    (issue,) = bench.issues()
+    assert issue["state"] == "closed" and issue["state_reason"] == "not_planned"
+    assert issue["labels"] == [] and slack.linked == []
+    (comment,) = bench.github.comments[(REPO, 1)]
+    assert "withdrew this issue" in comment["body"] and "Sentry refused" in comment["body"]
+    routes = [c.route for c in bench.github.calls]
+    assert routes.index("remove_label") < routes.index("update_issue")  # labels, then close
+    # Repeating the approval returns what happened to it.
+    assert approve(done).status == "rolled back"
+
+
+async def test_compensations_are_idempotent_and_one_that_fails_is_raised_for_a_human(bench):
+    inv = await bench.approved()
+    bench.github.fail_next("remove_label", status=500, count=3)  # undoing labels fails
+    with pytest.raises(CompensationFailed, match="add_labels"):
+        await bench.publish(inv, links=[Link("sentry_link", fail=PublishFailed("gone"))])
+    done = await bench.store.load(inv.id)
+    (past,) = done.past_approvals
+    assert past.outcome == "rollback incomplete"
+    assert [(e.step, e.outcome) for e in past.compensations()] == [
+        ("add_labels", "failed"),
+        ("create_issue", "done"),  # the chain went on past the failure
+    ]
+    (issue,) = bench.issues()
+    assert issue["state"] == "closed" and [x["name"] for x in issue["labels"]] == ["incident-bot"]
+
+    # Run again, the compensations count what is already undone as done.
+    done.approval = past  # the record as it was
+    plan = bench.publisher().plan(done, bench.store.save)
+    close, unlabel = (step.compensation for step in plan.steps)
+    assert close is not None and unlabel is not None
+    assert await close() is False  # already closed: done, and no second comment
+    assert len(bench.github.comments[(REPO, 1)]) == 1
+    assert await unlabel() is True and await unlabel() is False  # already gone: done
+    assert bench.issues()[0]["labels"] == []
+
+
+def test_the_plan_has_a_sentry_step_only_when_a_sentry_write_is_configured(bench):
+    inv = completed()
+    approve(inv)
+    publisher = bench.publisher()
+    assert publisher.plan(inv, bench.store.save).names() == ["create_issue", "add_labels"]
+    with_sentry = bench.publisher(links=[Link("sentry_link")])
+    assert with_sentry.plan(inv, bench.store.save).names() == [
+        "create_issue",
+        "add_labels",
+        "sentry_link",
+    ]

@@ -205,3 +205,34 @@ surface_messages = Table(
     PrimaryKeyConstraint("investigation_id", "key"),
     Index(None, "channel", "ts"),
 )
+
+# Named leases outside the job queue: one holder at a time, until `lease_until` (the
+# Slack thread of an investigation is brought up to date by one process at a time).
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(255), primary_key=True),
+    Column("holder", String(255), nullable=False),
+    Column("lease_until", UTCDateTime, nullable=False),
+)
+
+# Slack events already taken in, by event_id: Slack delivers an event again when it
+# thinks the first delivery was lost (X-Slack-Retry-Num), and Bolt does not deduplicate.
+slack_events = Table(
+    "slack_events",
+    metadata,
+    Column("event_id", String(128), primary_key=True),
+    Column("received_at", UTCDateTime, nullable=False),
+    Index(None, "received_at"),
+)
+
+# Idempotency keys of creation requests. The key is written before the investigation
+# (so no foreign key): a request that finds its key finishes the creation it names.
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("key", String(255), primary_key=True),
+    Column("request_hash", String(64), nullable=False),
+    Column("investigation_id", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)

@@ -1,0 +1,65 @@
+"""Taking a request in: store the investigation and queue it, once per idempotency key.
+
+The key names one creation. The same key with the same request returns the
+investigation it created (and finishes that creation if its first attempt died
+half-way); the same key with another request is refused (`KeyReused`, an
+InputError). The natural keys:
+
+- Slack `/investigate`: `slack:<team>:<channel>:<user>:<trigger_id>`. Slack gives every
+  invocation its own trigger_id, so a redelivered or replayed command is one request,
+  and two invocations of the same words are two.
+- the CLI: `--idempotency-key KEY`, chosen by the caller (it only means something with
+  a DATABASE_URL that outlives the run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from agent.domain import Investigation, State
+from agent.errors import ConcurrencyError, NotFound
+from bot.worker import INVESTIGATE
+from storage.idempotency import SqlIdempotency
+from storage.jobs import SqlJobQueue
+from storage.store import SqlStore
+
+
+def request_hash(request: dict[str, Any]) -> str:
+    raw = json.dumps(request, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+async def open_once(
+    store: SqlStore,
+    jobs: SqlJobQueue,
+    keys: SqlIdempotency | None,
+    inv: Investigation,
+    key: str | None = None,
+    request: dict[str, Any] | None = None,
+) -> tuple[Investigation, bool]:
+    """Store and queue `inv`, or the investigation `key` already named; True if the key
+    (or the request, without one) is new."""
+    if key is None or keys is None:
+        await store.create(inv)
+        await jobs.enqueue(INVESTIGATE, inv.id)
+        return inv, True
+    named = await keys.claim_key(key, request_hash(request or {}), inv.id)
+    fresh = named == inv.id
+    if not fresh:
+        try:
+            existing = await store.load(named)
+        except NotFound:
+            # Its first attempt died before storing it (or is storing it right now).
+            inv = inv.model_copy(update={"id": named})
+        else:
+            if existing.state is State.QUEUED:  # the first attempt may have died before this
+                await jobs.enqueue(INVESTIGATE, existing.id)
+            return existing, False
+    try:
+        await store.create(inv)
+    except ConcurrencyError:  # the other attempt stored it first
+        return await store.load(named), False
+    await jobs.enqueue(INVESTIGATE, inv.id)
+    return inv, fresh

@@ -1,0 +1,46 @@
+"""Named leases on real SQLite: one holder at a time, taken over once they run out."""
+
+from datetime import timedelta
+
+import pytest
+
+from agent.domain import utcnow
+from storage.db import create_engine, create_schema
+from storage.idempotency import SqlIdempotency
+from storage.leases import SqlLeases
+
+
+@pytest.fixture
+async def engine(tmp_path):
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'leases.db'}")
+    await create_schema(engine)
+    yield engine
+    await engine.dispose()
+
+
+async def test_a_lease_has_one_holder_until_it_runs_out(engine):
+    now = utcnow()
+    clock = [now]
+    leases = SqlLeases(engine, clock=lambda: clock[0])
+    assert await leases.acquire("thread:1", "a", 10)
+    assert await leases.acquire("thread:1", "a", 10)  # its holder may take it again
+    assert not await leases.acquire("thread:1", "b", 10)
+    assert await leases.acquire("thread:2", "b", 10)  # another name is another lease
+
+    clock[0] = now + timedelta(seconds=11)  # "a" stopped renewing: presumed dead
+    assert await leases.acquire("thread:1", "b", 10)
+    assert not await leases.renew("thread:1", "a", 10)  # "a" lost it, and learns so
+    await leases.release("thread:1", "a")  # releasing what one does not hold changes nothing
+    assert not await leases.acquire("thread:1", "c", 10)
+    await leases.release("thread:1", "b")
+    assert await leases.acquire("thread:1", "c", 10)
+    with pytest.raises(ValueError):
+        await leases.acquire("thread:3", "c", 0)
+
+
+async def test_an_event_is_taken_in_once_and_again_after_a_failure(engine):
+    events = SqlIdempotency(engine)
+    assert await events.first_delivery("Ev1")
+    assert not await events.first_delivery("Ev1")
+    await events.forget_event("Ev1")  # handling it failed
+    assert await events.first_delivery("Ev1")

@@ -129,7 +129,7 @@ async def test_a_tool_call_then_finish_completes_and_sums_usage(chat, model):
     assert first["model"] == MODEL and first["temperature"] == 0
     assert first["messages"][0] == {
         "role": "system",
-        "content": prompt.SYSTEM.format(language="en"),
+        "content": prompt.system("en"),
     }
     assert first["messages"][1]["role"] == "user"
     assert "why do orders fail?" in first["messages"][1]["content"]

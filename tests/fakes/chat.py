@@ -16,7 +16,14 @@ wire format and answers the scripted responses in order. A response is either
 - a dict ``{"content": str | None, "tool_calls": [(name, arguments_json_string)],
   "usage": (prompt_tokens, completion_tokens), "finish_reason": str}`` (all optional), or
 - an int HTTP status (429, 500 …), answered with Groq's error body and a
-  ``Retry-After`` header (``retry_after``, see below).
+  ``Retry-After`` header (``retry_after``, see below), or
+- ``HOLD``: the request is never answered while the fake runs (``held`` counts them,
+  ``wait_held(n)`` waits for the n-th); the moment to kill a client that waits on the model.
+
+Without a scripted ``usage`` the usage is counted, not made up: prompt tokens from the
+request's messages and tools, completion tokens from the answer, by ``count_tokens`` (a
+word-and-punctuation tokenizer). ``policy``, a function of the request body, answers the
+requests nothing is scripted for (a policy model driven by what it reads on the wire).
 
 Every request is recorded (``requests``: the decoded bodies; ``raw``: the body text;
 ``authorizations``: the Authorization headers) in arrival order, retries included. A
@@ -32,17 +39,20 @@ value keeps retries instant.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 JSONDict = dict[str, Any]
 Response = JSONDict | int
+HOLD: JSONDict = {"hold": True}
 
 PATH = "/openai/v1/chat/completions"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -64,17 +74,23 @@ class FakeChat:
         api_key: str = "gsk-test-key",
         *,
         retry_after: str | None = "0.001",
-        default_usage: tuple[int, int] = (10, 5),
+        default_usage: tuple[int, int] | None = None,
+        policy: Callable[[JSONDict], Response] | None = None,
     ) -> None:
         self.api_key = api_key
         self.retry_after = retry_after
         self.default_usage = default_usage
+        # Answers the requests nothing is scripted for, from the request body alone.
+        self.policy = policy
         self.requests: list[JSONDict] = []
         self.raw: list[str] = []
         self.authorizations: list[str | None] = []
         self.statuses: list[int] = []
         self.problems: list[str] = []
         self._script: deque[Response] = deque()
+        self.held = 0
+        self._held_changed: asyncio.Condition | None = None
+        self._release = asyncio.Event()
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.base_url = ""
@@ -83,6 +99,7 @@ class FakeChat:
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> FakeChat:
+        self._held_changed = asyncio.Condition()
         app = web.Application()
         app.router.add_post(PATH, self._handle)
         self._runner = web.AppRunner(
@@ -96,6 +113,7 @@ class FakeChat:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self._release.set()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -108,6 +126,12 @@ class FakeChat:
             if not isinstance(r, (dict, int)):
                 raise TypeError(f"a scripted response is a dict or an int status, not {r!r}")
         self._script.extend(responses)
+
+    async def wait_held(self, count: int = 1, timeout: float = 10) -> None:  # noqa: ASYNC109
+        """Until ``count`` requests have reached a HOLD."""
+        assert self._held_changed is not None, "FakeChat is not running"
+        async with asyncio.timeout(timeout), self._held_changed:
+            await self._held_changed.wait_for(lambda: self.held >= count)
 
     @property
     def remaining(self) -> int:
@@ -136,12 +160,21 @@ class FakeChat:
         if problem:
             self.problems.append(problem)
             return self._error(400, problem)
+        if not self._script and self.policy is not None:
+            self._script.append(self.policy(body))
         if not self._script:
             self.problems.append("no scripted response left")
             return self._error(400, "FakeChat: no scripted response left")
         step = self._script.popleft()
         if isinstance(step, int):
             return self._error(step, f"scripted failure {step}")
+        if step is HOLD:
+            assert self._held_changed is not None
+            async with self._held_changed:
+                self.held += 1
+                self._held_changed.notify_all()
+            await self._release.wait()
+            return self._error(503, "FakeChat: held and let go")
         return self._answer(body, step)
 
     def _answer(self, body: JSONDict, step: JSONDict) -> web.Response:
@@ -157,7 +190,17 @@ class FakeChat:
         message: JSONDict = {"role": "assistant", "content": step.get("content")}
         if calls:
             message["tool_calls"] = calls
-        prompt_tokens, completion_tokens = step.get("usage") or self.default_usage
+        usage = step.get("usage") or self.default_usage
+        if usage is None:
+            # Counted, not made up: the request's messages and tools in, the answer out.
+            usage = (
+                prompt_tokens_of(body),
+                count_tokens(message.get("content"))
+                + sum(
+                    count_tokens(c["function"]["name"], c["function"]["arguments"]) for c in calls
+                ),
+            )
+        prompt_tokens, completion_tokens = usage
         payload = {
             "id": f"chatcmpl-fake-{n}",
             "object": "chat.completion",
@@ -194,6 +237,33 @@ class FakeChat:
             status=status,
             headers=headers,
         )
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def count_tokens(*texts: str | None) -> int:
+    """A simple tokenizer standing in for the model's: every word and every punctuation
+    mark is one token. English prose comes out near a real BPE tokenizer's count; code
+    and JSON a little above it."""
+    return sum(len(_TOKEN.findall(t)) for t in texts if t)
+
+
+MESSAGE_OVERHEAD = 4  # role and separators, as chat templates add them
+
+
+def prompt_tokens_of(body: JSONDict) -> int:
+    """The prompt tokens of a request: every message's text and tool calls, and the tool
+    schemas as JSON."""
+    total = 0
+    for m in body.get("messages") or []:
+        total += MESSAGE_OVERHEAD + count_tokens(m.get("content"))
+        for c in m.get("tool_calls") or []:
+            fn = c.get("function") or {}
+            total += count_tokens(fn.get("name"), fn.get("arguments"))
+    if body.get("tools"):
+        total += count_tokens(json.dumps(body["tools"], ensure_ascii=False))
+    return total
 
 
 def validate(body: Any) -> str | None:

@@ -1,0 +1,145 @@
+"""Model calls and tokens with and without the deterministic pre-fetch, per scenario.
+
+Each scenario runs twice through the path of `incident-bot investigate` without
+--offline (store, queue, worker, loop, the real groq SDK), once with --no-prefetch and
+once with the pre-fetch, against tests/fakes/chat.py: a local chat-completions server
+answered by a deterministic policy model (tests/fakes/policy.py) that explores the way
+an LLM would — it reads only the wire, calls tools until it has the facts it needs, and
+finishes earlier when a dossier already holds them. Tokens are the server's usage field,
+which the fake counts from each request (every word and punctuation mark of the
+messages, tool calls and tool schemas is one token), not a real model's tokenizer.
+
+    .venv/bin/python benchmarks/prefetch.py [SCENARIO_DIR ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agent.budget import Limits  # noqa: E402
+from agent.domain import Investigation  # noqa: E402
+from agent.models.groq import GroqModel  # noqa: E402
+from agent.ports import Model  # noqa: E402
+from benchmarks.scenarios import default_scenarios, grade  # noqa: E402
+from bot.cli import run  # noqa: E402
+from bot.recorded import clone, load_scenario  # noqa: E402
+from bot.runtime import git_server  # noqa: E402
+from tests.fakes.chat import FakeChat  # noqa: E402
+from tests.fakes.policy import Explorer  # noqa: E402
+
+KEY = "gsk-bench"
+
+
+async def one(folder: Path, git: Any, prefetch: bool) -> dict[str, Any]:
+    scenario = load_scenario(folder)
+    async with FakeChat(api_key=KEY, policy=Explorer()) as chat:
+        models: list[GroqModel] = []
+
+        def make(_inv: Investigation) -> Model:
+            models.append(GroqModel("policy", api_key=KEY, base_url=chat.base_url))
+            return models[-1]
+
+        inv = Investigation.open(scenario.question, scenario.scope)
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = await clone(scenario, Path(tmp))
+            url = f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
+            t0 = time.perf_counter()
+            doc = await run(
+                scenario,
+                repo,
+                inv,
+                url,
+                Limits(),
+                as_json=True,
+                git=git,
+                model=make,
+                prefetch=prefetch,
+            )
+            wall = time.perf_counter() - t0
+        for m in models:
+            await m.aclose()
+        first = chat.requests[0] if chat.requests else {}
+    stats = doc["stats"]
+    return {
+        "status": doc["status"],
+        "model": stats["model_calls"],
+        "tools": stats["tool_calls"],
+        "prefetch_calls": stats["prefetch_calls"],
+        "input": stats["input_tokens"],
+        "output": stats["output_tokens"],
+        "first_prompt_msgs": len(first.get("messages", [])),
+        "problems": len(chat.problems),
+        "wall": wall,
+        "grade": grade(doc, folder),
+    }
+
+
+async def main(folders: list[Path]) -> None:
+    git = git_server()
+    await git.start()
+    print(
+        "tokens: the fake server's usage field, counted from each request by a "
+        "word-and-punctuation tokenizer (not a real model's tokenizer)\n"
+    )
+    head = (
+        f"{'scenario':34} {'prefetch':8} {'status':10} {'model':>5} {'tools':>5} "
+        f"{'pre':>4} {'in tok':>7} {'out tok':>7} {'total':>7} {'wall s':>6}  grade"
+    )
+    print(head)
+    rows: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    try:
+        for folder in folders:
+            for prefetch in (False, True):
+                r = await one(folder, git, prefetch)
+                rows[prefetch].append(r)
+                print(
+                    f"{folder.name[:34]:34} {'on' if prefetch else 'off':8} {r['status']:10} "
+                    f"{r['model']:5d} {r['tools']:5d} {r['prefetch_calls']:4d} "
+                    f"{r['input']:7d} {r['output']:7d} {r['input'] + r['output']:7d} "
+                    f"{r['wall']:6.2f}  {r['grade']}"
+                    + (f"  ({r['problems']} wire problems)" if r["problems"] else "")
+                )
+    finally:
+        await git.aclose()
+    print()
+    for prefetch in (False, True):
+        rs = rows[prefetch]
+        total = [r["input"] + r["output"] for r in rs]
+        print(
+            f"pre-fetch {'on ' if prefetch else 'off'}: {len(rs)} runs, "
+            f"model calls {sum(r['model'] for r in rs)} "
+            f"(median {statistics.median(r['model'] for r in rs):g}), "
+            f"tokens {sum(total):,} (median {statistics.median(total):,.0f}), "
+            f"model tool calls {sum(r['tools'] for r in rs)}, "
+            f"pre-fetch tool calls {sum(r['prefetch_calls'] for r in rs)}, "
+            f"completed {sum(r['status'] == 'COMPLETED' for r in rs)}, "
+            f"line+commit right {sum(r['grade'] == 'line commit' for r in rs)}"
+        )
+    off = sum(r["input"] + r["output"] for r in rows[False])
+    on = sum(r["input"] + r["output"] for r in rows[True])
+    calls_off = sum(r["model"] for r in rows[False])
+    calls_on = sum(r["model"] for r in rows[True])
+    if off and calls_off:
+        print(
+            f"with the pre-fetch: {calls_on / calls_off:.0%} of the model calls, "
+            f"{on / off:.0%} of the tokens"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scenarios", nargs="*", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        folders = args.scenarios or default_scenarios(Path(tmp))
+        asyncio.run(main(folders))

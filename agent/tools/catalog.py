@@ -68,8 +68,39 @@ class Catalog:
             return ToolResult(
                 text=f"unknown tool {name!r}", title=name, source="local", is_error=True
             )
+        refused = await self.refusal(name, arguments)
+        if refused:
+            return ToolResult(text=refused, title=name, source="local", is_error=True)
         bare = name.split(SEPARATOR, 1)[1]
         return await entry.toolset.call_tool(bare, arguments)
+
+    async def refusal(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """Why the arguments of a call are refused before anything runs, or None.
+
+        Text the model read in evidence must not move the scope: a scope argument that
+        configuration pins (organization, project, repository path…) may only be sent
+        with its configured value, and an argument the tool's schema does not declare is
+        refused rather than passed on to the server.
+        """
+        entry = (await self.entries()).get(name)
+        spec = entry.spec if entry is not None else self._local.get(name)
+        if spec is None or not isinstance(arguments, dict):
+            return None
+        pinned = getattr(entry.toolset, "pinned", None) if entry is not None else None
+        pinned = pinned if isinstance(pinned, dict) else {}
+        properties = spec.parameters.get("properties")
+        declared = set(properties) if isinstance(properties, dict) else set()
+        strict = bool(declared) or spec.parameters.get("additionalProperties") is False
+        problems = []
+        for key, value in arguments.items():
+            if key in pinned:
+                if value not in (None, pinned[key]):
+                    problems.append(f"{key!r} is fixed by configuration and cannot be changed")
+            elif strict and key not in declared:
+                problems.append(f"{key!r} is not an argument of {name}")
+        if not problems:
+            return None
+        return f"refused: {'; '.join(problems)} (the scope of an investigation is not the model's)"
 
 
 class Pinned:

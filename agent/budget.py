@@ -23,6 +23,10 @@ class Limits(BaseModel):
     context_chars: int = Field(default=120_000, ge=5_000)
     # Share of the model calls after which exploring stops.
     read_after: float = Field(default=0.6, gt=0, le=1)
+    # Tokens (input + output, as the API's usage reports them) one investigation may spend,
+    # and all investigations together in one UTC day (None: no daily limit).
+    tokens: int = Field(default=300_000, ge=1_000)
+    tokens_per_day: int | None = Field(default=None, ge=1_000)
 
     def with_extra(self, extra_calls: int) -> Limits:
         """A continued run gets extra model and tool calls on top of what was spent."""
@@ -32,6 +36,7 @@ class Limits(BaseModel):
             update={
                 "model_calls": self.model_calls + extra_calls,
                 "tool_calls": self.tool_calls + 2 * extra_calls,
+                "tokens": self.tokens + extra_calls * (self.tokens // self.model_calls),
             }
         )
 
@@ -46,6 +51,11 @@ class Budget:
         """The reason the run must stop now, or None."""
         if self.stats.model_calls >= self.limits.model_calls:
             return f"budget exhausted: {self.limits.model_calls} model calls"
+        if self.stats.tokens >= self.limits.tokens:
+            return (
+                f"budget exhausted: {self.limits.tokens:,} tokens "
+                f"({self.stats.tokens:,} spent by this investigation)"
+            )
         if elapsed >= self.limits.wall_seconds:
             return f"budget exhausted: {self.limits.wall_seconds:.0f} s of wall time"
         return None
@@ -71,5 +81,6 @@ class Budget:
         return (
             f"Budget: {self.limits.model_calls} model calls "
             f"({self.stats.model_calls} used), {self.limits.tool_calls} tool calls "
-            f"({self.stats.tool_calls} used), {self.limits.wall_seconds:.0f} s of wall time."
+            f"({self.stats.tool_calls} used), {self.limits.tokens:,} tokens "
+            f"({self.stats.tokens:,} used), {self.limits.wall_seconds:.0f} s of wall time."
         )

@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
-from agent.errors import IllegalTransition, InputError, StaleDraft
+from agent.errors import IdempotencyConflict, IllegalTransition, InputError, StaleDraft
 
 MAX_QUESTION_CHARS = 2000
 
@@ -49,7 +49,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     # A stopped run may be continued with more budget.
     State.STOPPED: frozenset({State.RUNNING}),
     State.COMPLETED: frozenset({State.PUBLISH_QUEUED}),
-    # Back to COMPLETED when the tracker refused the issue outright: nothing was created.
+    # Back to COMPLETED when the tracker refused the issue outright (nothing was created)
+    # or when the publication was rolled back (the issue closed as not planned).
     State.PUBLISH_QUEUED: frozenset({State.PUBLISHED, State.PUBLISH_UNKNOWN, State.COMPLETED}),
     State.PUBLISH_UNKNOWN: frozenset({State.PUBLISHED, State.PUBLISH_QUEUED}),
     State.PUBLISHED: frozenset(),
@@ -142,6 +143,8 @@ class Diagnosis(BaseModel):
     recommended_check: str = ""
     suspect: Suspect | None = None
     confidence: Literal["high", "medium", "low"] = "medium"
+    # The model's own words (markdown, verbatim) when it ended with prose instead of finishing.
+    report: str | None = None
 
 
 class Draft(BaseModel):
@@ -187,12 +190,79 @@ class Origin(BaseModel):
     thread_ts: str | None = None
 
 
+StepStatus = Literal["started", "done", "failed", "unknown", "compensated", "compensation_failed"]
+ApprovalOutcome = Literal[
+    "queued", "published", "unknown", "refused", "rolled back", "rollback incomplete"
+]
+
+
+class StepRecord(BaseModel):
+    """Where one step of the publication saga stands; saved before and after each call."""
+
+    name: str
+    status: StepStatus
+    detail: str = ""
+    at: datetime = Field(default_factory=utcnow)
+
+
+class LogEntry(BaseModel):
+    """One line of the publication log: a step or a compensation and how it ended."""
+
+    step: str
+    action: Literal["run", "compensate"]
+    outcome: Literal["done", "already done", "failed", "unknown"]
+    detail: str = ""
+    at: datetime = Field(default_factory=utcnow)
+
+
 class Approval(BaseModel):
+    """One approval of one draft version, and everything its publication did."""
+
     approver: str
     version: int
     hash: str
     idempotency_key: str
     at: datetime = Field(default_factory=utcnow)
+    outcome: ApprovalOutcome = "queued"
+    reason: str | None = None
+    # Issue creation: create calls sent, and how many the approvers allowed (one, plus one
+    # per "Create anyway"). A lost answer is looked for before anything is sent again.
+    creates_sent: int = 0
+    creates_allowed: int = 1
+    confirmed_by: list[str] = Field(default_factory=list)
+    create_started_at: datetime | None = None
+    lookup: Literal["found", "nothing", "failed"] | None = None
+    issue_number: int | None = None
+    issue_url: str | None = None
+    steps: dict[str, StepRecord] = Field(default_factory=dict)
+    log: list[LogEntry] = Field(default_factory=list)
+    rolling_back: bool = False
+
+    def binds(self, version: int, hash: str) -> bool:
+        return self.version == version and self.hash == hash
+
+    def compensations(self) -> list[LogEntry]:
+        return [e for e in self.log if e.action == "compensate"]
+
+
+class Receipt(BaseModel):
+    """What an approval request got. `fresh`: the caller saves and queues the publication."""
+
+    status: Literal[
+        "queued",
+        "retry",
+        "in progress",
+        "published",
+        "refused",
+        "rolled back",
+        "rollback incomplete",
+    ]
+    approval: Approval
+    publication: Publication | None = None
+
+    @property
+    def fresh(self) -> bool:
+        return self.status in ("queued", "retry")
 
 
 class Publication(BaseModel):
@@ -204,9 +274,27 @@ class Publication(BaseModel):
 class Stats(BaseModel):
     model_calls: int = 0
     tool_calls: int = 0
+    # As the model API's usage field reports them, pass 2 (extraction) included.
     input_tokens: int = 0
     output_tokens: int = 0
     wall_seconds: float = 0.0
+    # Tokens per UTC day ("2026-11-30": n): the daily budget sums these across investigations.
+    tokens_by_day: dict[str, int] = Field(default_factory=dict)
+    # Pass 2: requests to the extraction model for a structured diagnosis.
+    extract_calls: int = 0
+    # The deterministic pre-fetch: whether it ran, and the tool calls it made.
+    prefetch: bool = False
+    prefetch_calls: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add_tokens(self, input_tokens: int, output_tokens: int, day: str) -> None:
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.tokens_by_day[day] = self.tokens_by_day.get(day, 0) + input_tokens + output_tokens
 
 
 class Investigation(BaseModel):
@@ -227,6 +315,8 @@ class Investigation(BaseModel):
     extra_budget: int = 0
     origin: Origin = Field(default_factory=Origin)
     approval: Approval | None = None
+    # Earlier approvals that did not end in a publication (refused, rolled back), with logs.
+    past_approvals: list[Approval] = Field(default_factory=list)
     publication: Publication | None = None
     discarded: bool = False
     # What the investigation turned out to be about (e.g. "sentry:5755875771").
@@ -316,32 +406,104 @@ class Investigation(BaseModel):
         """Publishing states; the publisher owns their meaning."""
         self._move(to)
 
-    def approve(self, *, approver: str, version: int, hash: str, idempotency_key: str) -> bool:
-        """Queue the exact draft shown for publishing. False when this approval was already
-        taken (a repeated click): approving is idempotent, never a second publication."""
+    def approve(self, *, approver: str, version: int, hash: str, idempotency_key: str) -> Receipt:
+        """Queue the exact draft shown for publishing, once per Idempotency-Key.
+
+        The same key with the same body (version, hash) returns that approval as it stands
+        (a receipt: published, in progress, rolled back…) and publishes nothing; while its
+        outcome is unknown it is a retry, which looks for the issue before anything else.
+        The same key with another body is refused (IdempotencyConflict). A new key while
+        an approval is under way or after the draft was published is a repeated click."""
+        for earlier in [*self.past_approvals, *([self.approval] if self.approval else [])]:
+            if earlier.idempotency_key != idempotency_key:
+                continue
+            if not earlier.binds(version, hash):
+                raise IdempotencyConflict(
+                    f"Idempotency-Key {idempotency_key!r} approved v{earlier.version} "
+                    f"({earlier.hash[:8]}); it cannot approve v{version} ({hash[:8]})"
+                )
+            return self._receipt(earlier)
         if self.approval is not None and self.state in (
             State.PUBLISH_QUEUED,
             State.PUBLISHED,
             State.PUBLISH_UNKNOWN,
         ):
-            return False
+            if self.draft is not None:
+                self.draft.check_approval(version, hash)
+            return Receipt(
+                status="published" if self.state is State.PUBLISHED else "in progress",
+                approval=self.approval,
+                publication=self.publication,
+            )
         if self.draft is None or self.discarded:
             raise IllegalTransition("there is no draft to approve")
         self.draft.check_approval(version, hash)
         self._move(State.PUBLISH_QUEUED)
+        self.stop_reason = None
         self.approval = Approval(
             approver=approver, version=version, hash=hash, idempotency_key=idempotency_key
         )
-        return True
+        return Receipt(status="queued", approval=self.approval)
 
-    def publish_refused(self, reason: str) -> None:
+    def _receipt(self, approval: Approval) -> Receipt:
+        if approval is not self.approval:
+            status = approval.outcome
+            assert status in ("refused", "rolled back", "rollback incomplete")
+            return Receipt(status=status, approval=approval)
+        if self.state is State.PUBLISHED:
+            return Receipt(status="published", approval=approval, publication=self.publication)
+        if self.state is State.PUBLISH_UNKNOWN:
+            # The retry of the same approval: the worker looks for the issue again, and
+            # without it creates nothing (that takes "Create anyway").
+            self._move(State.PUBLISH_QUEUED)
+            approval.outcome = "queued"
+            return Receipt(status="retry", approval=approval)
+        return Receipt(status="in progress", approval=approval)
+
+    def create_anyway(self, *, approver: str, version: int, hash: str, creates: int) -> None:
+        """The second explicit approval after a lost answer that no lookup could settle:
+        allows one more create call, bound to the draft and to the creates already sent."""
+        a = self.approval
+        if self.state is not State.PUBLISH_UNKNOWN or a is None or a.lookup != "nothing":
+            raise IllegalTransition(f"there is nothing to create anyway ({self.state})")
+        if not a.binds(version, hash) or creates != a.creates_sent:
+            raise StaleDraft(
+                f"create-anyway of v{version} ({hash[:8]}) after {creates} attempts, but the "
+                f"approval is of v{a.version} ({a.hash[:8]}) after {a.creates_sent}"
+            )
+        a.creates_allowed = a.creates_sent + 1
+        a.confirmed_by.append(approver)
+        a.lookup = None
+        a.outcome = "queued"
+        self._move(State.PUBLISH_QUEUED)
+
+    def publish_unknown(self, reason: str) -> None:
+        assert self.approval is not None
+        self._move(State.PUBLISH_UNKNOWN)
+        self.approval.outcome = "unknown"
+        self.approval.reason = reason
+        self.stop_reason = reason
+
+    def approval_ended(self, outcome: ApprovalOutcome, reason: str) -> None:
+        """Refused or rolled back: the draft can be approved again, the record is kept."""
         self._move(State.COMPLETED)
+        if self.approval is not None:
+            self.approval.outcome = outcome
+            self.approval.reason = reason
+            self.past_approvals.append(self.approval)
         self.approval = None
         self.stop_reason = reason
+
+    def publish_refused(self, reason: str) -> None:
+        self.approval_ended("refused", reason)
 
     def published(self, number: int, url: str) -> None:
         self._move(State.PUBLISHED)
         self.publication = Publication(number=number, url=url)
+        if self.approval is not None:
+            self.approval.outcome = "published"
+            self.approval.reason = None
+        self.stop_reason = None
 
     def discard_draft(self, version: int) -> None:
         if self.draft is None or self.state is not State.COMPLETED:

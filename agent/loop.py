@@ -15,11 +15,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent import prompt, report
+from agent import extract, prefetch, prompt, report
 from agent.budget import Budget, Limits, Phase
-from agent.domain import Diagnosis, Draft, Fact, Investigation, Message, State, Suspect, ToolCall
+from agent.domain import (
+    Diagnosis,
+    Draft,
+    Evidence,
+    Fact,
+    Investigation,
+    Message,
+    State,
+    Suspect,
+    ToolCall,
+    utcnow,
+)
 from agent.errors import IllegalTransition, SourceUnavailable, ToolFailure
-from agent.ports import Model, Retriever, RevisionFiles, ToolResult
+from agent.ports import Model, Retriever, RevisionFiles, ToolResult, Usage, UsageLedger
 from agent.tools.catalog import Catalog
 from agent.tools.local import LOCAL_TOOLS, search_knowledge
 
@@ -44,7 +55,15 @@ class Loop:
         files: RevisionFiles | None = None,
         limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
+        extractor: Model | None = None,
+        prefetch: bool = False,
+        ledger: UsageLedger | None = None,
+        today: Callable[[], str] = lambda: utcnow().date().isoformat(),
     ) -> None:
+        """`extractor` is the pass-2 model (None: no pass 2); `prefetch` runs the
+        deterministic evidence chain before the first model request; `ledger` answers the
+        tokens spent today by every investigation (the daily budget); `today` is the UTC
+        day tokens are booked on."""
         self.model = model
         self.catalog = catalog
         self.retriever = retriever
@@ -52,6 +71,10 @@ class Loop:
         self.files = files
         self.limits = limits or Limits()
         self.clock = clock
+        self.extractor = extractor
+        self.prefetch = prefetch
+        self.ledger = ledger
+        self.today = today
 
     async def run(self, inv: Investigation) -> Investigation:
         """Run until the investigation completes, stops, or waits for the operator."""
@@ -63,6 +86,9 @@ class Loop:
         started, before = self.clock(), inv.stats.wall_seconds
         if not inv.messages:
             inv.messages.extend(prompt.opening(inv, budget))
+            if self.prefetch:
+                await self.save(inv)
+                await self._prefetch(inv)
         await self.save(inv)
 
         nudged = False
@@ -78,6 +104,11 @@ class Loop:
             if reason:
                 await self._stop(inv, reason)
                 break
+            reason = await self._daily_exhausted()
+            if reason:
+                # No model request at all, not even pass 2: the day's tokens are spent.
+                await self._stop(inv, reason, extract=False)
+                break
             phase = budget.phase(context_chars(inv.messages))
             tools = await self.catalog.specs(phase)
             try:
@@ -87,8 +118,7 @@ class Loop:
                 await self._stop(inv, f"the model is unavailable ({type(exc).__name__})")
                 break
             inv.stats.model_calls += 1
-            inv.stats.input_tokens += response.usage.input_tokens
-            inv.stats.output_tokens += response.usage.output_tokens
+            self._account(inv, response.usage)
             message = response.message.model_copy(update={"role": "assistant"})
             inv.messages.append(message)
             await self.save(inv)
@@ -100,9 +130,7 @@ class Loop:
                 inv.messages.append(Message(role="user", content=NUDGE))
                 await self.save(inv)
             else:
-                await self._stop(
-                    inv, "the model ended without calling finish_investigation", message.content
-                )
+                await self._from_prose(inv, message.content)
         inv.stats.wall_seconds = round(before + self.clock() - started, 4)
         await self.save(inv)
         return inv
@@ -153,8 +181,18 @@ class Loop:
             why = "unknown tool" if call.name not in await self._known() else "not available now"
             self._reply(inv, call, f"{why}: {call.name!r} ({phase} phase)", error=True)
             return
+        refused = await self.catalog.refusal(call.name, call.arguments)
+        if refused:  # a scope argument changed, or one the tool does not declare
+            self._reply(inv, call, refused, error=True)
+            return
         if is_repeated(inv, call):
             self._reply(inv, call, "refused: an identical call was already made", error=True)
+            return
+        stored = prefetch.prefetched(inv, call)
+        ev_stored = inv.evidence_by_id(stored) if stored else None
+        if ev_stored is not None:
+            # Pre-fetched already: the stored item's full text, without running it again.
+            self._tool_message(inv, call, ev_stored)
             return
         if call.name == "finish_investigation":
             try:
@@ -162,11 +200,8 @@ class Loop:
             except ToolFailure as exc:
                 self._reply(inv, call, f"finish_investigation refused: {exc}", error=True)
                 return
-            draft = report.draft_for(inv, diagnosis, title)
-            if body:
-                draft = Draft(repository=draft.repository, title=draft.title, body=body)
             self._reply(inv, call, "diagnosis accepted")
-            inv.complete(diagnosis, draft)
+            self._complete(inv, diagnosis, title, body)
             return
         if inv.stats.tool_calls > budget.limits.tool_calls:
             self._reply(inv, call, "the tool-call budget is spent: finish now", error=True)
@@ -180,6 +215,10 @@ class Loop:
         if result.is_error:
             self._reply(inv, call, result.text[: self.limits.result_chars], error=True)
             return
+        self._tool_message(inv, call, self._record(inv, call, result))
+
+    def _record(self, inv: Investigation, call: ToolCall, result: ToolResult) -> Evidence:
+        """Store a successful result as evidence E<n>."""
         text = result.text
         if len(text) > self.limits.result_chars:
             text = text[: self.limits.result_chars] + "\n[truncated]"
@@ -187,7 +226,7 @@ class Loop:
             issue = result.data.get("issue")
             if isinstance(issue, dict) and issue.get("id"):
                 inv.subject = f"sentry:{issue['id']}"
-        ev = inv.add_evidence(
+        return inv.add_evidence(
             source=result.source,
             tool=call.name,
             title=result.title,
@@ -197,16 +236,114 @@ class Loop:
             revision=result.revision,
             data=result.data,
         )
-        inv.messages.append(
-            Message(
-                role="tool",
-                tool_call_id=call.id,
-                name=call.name,
-                evidence_id=ev.id,
-                content=f"[{ev.id}] {ev.title}\n{text}",
-                data=result.data,
+
+    def _tool_message(self, inv: Investigation, call: ToolCall, ev: Evidence) -> None:
+        inv.messages.append(evidence_message(call, ev))
+
+    # -- pre-fetch, pass 2, token accounting ------------------------------------------
+
+    async def _prefetch(self, inv: Investigation) -> None:
+        """The deterministic evidence chain, then its dossier as a user message."""
+
+        async def fetch(call: ToolCall) -> Message:
+            if inv.state is not State.RUNNING:  # e.g. stopped as a duplicate meanwhile
+                return Message(
+                    role="tool", tool_call_id=call.id, name=call.name, content="ERROR: ended"
+                )
+            inv.stats.prefetch_calls += 1
+            try:
+                result = await self._call(inv, call)
+            except SourceUnavailable as exc:
+                result = ToolResult(
+                    text=f"source unavailable: {exc}",
+                    title=call.name,
+                    source="local",
+                    is_error=True,
+                )
+            if result.is_error:
+                return Message(
+                    role="tool",
+                    tool_call_id=call.id,
+                    name=call.name,
+                    content="ERROR: " + result.text[: self.limits.result_chars],
+                )
+            ev = self._record(inv, call, result)
+            await self.save(inv)  # each card appears as it is found
+            return evidence_message(call, ev)
+
+        try:
+            dossier = await prefetch.gather(inv, await self.catalog.specs(Phase.EXPLORE), fetch)
+        except Exception as exc:  # the model can still discover it all itself
+            log.warning("pre-fetch failed: %s", type(exc).__name__)
+            return
+        if dossier is not None and inv.state is State.RUNNING:
+            inv.messages.append(dossier)
+            inv.stats.prefetch = True
+
+    def _account(self, inv: Investigation, usage: Usage) -> None:
+        inv.stats.add_tokens(usage.input_tokens, usage.output_tokens, self.today())
+
+    async def _daily_exhausted(self) -> str | None:
+        """Why no model request may be made today, or None."""
+        limit = self.limits.tokens_per_day
+        if limit is None or self.ledger is None:
+            return None
+        day = self.today()
+        spent = await self.ledger.tokens_on(day)
+        if spent >= limit:
+            return (
+                f"daily token budget exhausted: {spent:,} of {limit:,} tokens spent on "
+                f"{day} (UTC) by all investigations"
             )
-        )
+        return None
+
+    def _complete(
+        self, inv: Investigation, diagnosis: Diagnosis, title: str | None, body: str | None
+    ) -> None:
+        draft = report.draft_for(inv, diagnosis, title)
+        if body:
+            draft = Draft(repository=draft.repository, title=draft.title, body=body)
+        inv.complete(diagnosis, draft)
+
+    async def _extract(
+        self, inv: Investigation, notes: str, reason: str | None
+    ) -> tuple[Diagnosis, str | None, str | None] | None:
+        """Pass 2: one request to the extraction model, validated like a finish; None if it
+        is not configured, has nothing to work from, or fails."""
+        if self.extractor is None or not any(ev.source != "local" for ev in inv.evidence):
+            return None
+        if await self._daily_exhausted():
+            return None
+        finish = [t for t in LOCAL_TOOLS if t.name == "finish_investigation"]
+        try:
+            response = await self.extractor.request(extract.messages(inv, notes, reason), finish)
+        except Exception as exc:
+            log.warning("pass 2: the extraction model failed: %s", type(exc).__name__)
+            return None
+        inv.stats.extract_calls += 1
+        self._account(inv, response.usage)
+        args = extract.arguments(response.message)
+        if args is None:
+            log.info("pass 2: no diagnosis in the extraction model's answer")
+            return None
+        try:
+            return await self._validate_finish(inv, args)
+        except ToolFailure as exc:
+            log.info("pass 2: the extracted diagnosis was refused: %s", exc)
+            return None
+
+    async def _from_prose(self, inv: Investigation, prose: str) -> None:
+        """The model concluded in prose: pass 2 extracts the diagnosis, else its first
+        paragraph becomes the root cause and the prose is kept verbatim."""
+        found = await self._extract(inv, prose, None)
+        if found is None:
+            await self._stop(
+                inv, "the model ended without calling finish_investigation", prose, extract=False
+            )
+            return
+        diagnosis, title, body = found
+        self._complete(inv, diagnosis.model_copy(update={"report": prose or None}), title, body)
+        await self.save(inv)
 
     async def _call(self, inv: Investigation, call: ToolCall) -> ToolResult:
         try:
@@ -255,10 +392,17 @@ class Loop:
             )
         )
 
-    async def _stop(self, inv: Investigation, reason: str, prose: str | None = None) -> None:
+    async def _stop(
+        self, inv: Investigation, reason: str, prose: str | None = None, extract: bool = True
+    ) -> None:
+        """Stop with a salvaged diagnosis: pass 2 when it works, else the evidence list."""
         for call in unanswered_calls(inv):
             self._reply(inv, call, f"not executed: {reason}", error=True)
-        diagnosis = report.salvage(inv, reason, prose)
+        found = await self._extract(inv, prose or extract_notes(inv), reason) if extract else None
+        if found is not None:
+            diagnosis = report.stopped(inv, found[0], reason)
+        else:
+            diagnosis = report.salvage(inv, reason, prose)
         inv.stop(reason, diagnosis)
         await self.save(inv)
 
@@ -315,6 +459,21 @@ class Loop:
             except Exception:
                 continue
         return False
+
+
+def evidence_message(call: ToolCall, ev: Evidence) -> Message:
+    """The tool message that answers `call` with evidence `ev`."""
+    return Message(
+        role="tool",
+        tool_call_id=call.id,
+        name=call.name,
+        evidence_id=ev.id,
+        content=f"[{ev.id}] {ev.title}\n{ev.content}",
+        data=ev.data,
+    )
+
+
+extract_notes = extract.notes_of
 
 
 def unanswered_calls(inv: Investigation) -> list[ToolCall]:

@@ -88,6 +88,13 @@ class RevisionFiles(Protocol):
     async def file_exists(self, path: str, revision: str) -> bool: ...
 
 
+class UsageLedger(Protocol):
+    """The tokens every investigation spent on one UTC day (``"2026-11-30"``), as stored:
+    the daily token budget is checked against it before each model request."""
+
+    async def tokens_on(self, day: str) -> int: ...
+
+
 class Job(BaseModel):
     id: int
     kind: str

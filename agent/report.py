@@ -44,6 +44,28 @@ LABELS = {
 }
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+_TICKS = re.compile(r"`+")
+
+
+def code_span(text: object, limit: int = 300) -> str:
+    """Text from evidence as one inline code span: shown as written, never read as markup.
+
+    Exception messages, commit subjects, doc lines and titles are data. Inside a code span a
+    planted link, image, @mention, HTML or "ignore previous instructions" is inert text in
+    GitHub Markdown and, escaped by the Slack renderer, in mrkdwn. The fence is longer than
+    any run of backticks inside, so the text cannot close it (CommonMark).
+    """
+    body = " ".join(_CONTROL.sub(" ", str(text)).split())
+    if len(body) > limit:
+        body = body[: limit - 1].rstrip() + "…"
+    if not body:
+        return "` `"
+    fence = "`" * (max((len(m) for m in _TICKS.findall(body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
 def labels(language: str) -> dict[str, str]:
     return LABELS.get(language.split("-")[0].lower(), LABELS["en"])
 
@@ -76,7 +98,7 @@ def draft_for(inv: Investigation, diagnosis: Diagnosis, title: str | None = None
     for ev in inv.evidence:
         if ev.id in cited:
             link = f" — {ev.link}" if ev.link else ""
-            lines.append(f"- {ev.id} ({ev.source}) {ev.title}{link}")
+            lines.append(f"- {ev.id} ({ev.source}) {code_span(ev.title)}{link}")
     lines += ["", f"_{t['question']}: {inv.question} · {t['confidence']}: {diagnosis.confidence}_"]
     return Draft(repository=inv.scope.repository, title=title, body="\n".join(lines).strip())
 
@@ -86,7 +108,9 @@ def salvage(inv: Investigation, reason: str, prose: str | None = None) -> Diagno
     t = labels(inv.scope.language)
     root = first_paragraph(prose) if prose else None
     facts = [
-        Fact(text=f"{ev.title}", evidence=[ev.id]) for ev in inv.evidence if ev.source != "local"
+        Fact(text=code_span(ev.title), evidence=[ev.id])
+        for ev in inv.evidence
+        if ev.source != "local"
     ]
     return Diagnosis(
         root_cause=root or f"{t['stopped']} ({reason}). {t['unknown_cause']}",
@@ -94,10 +118,22 @@ def salvage(inv: Investigation, reason: str, prose: str | None = None) -> Diagno
         uncertainties=[f"{t['stopped']}: {reason}.", t["partial"]],
         recommended_check=t["salvage_check"],
         confidence="low",
+        report=prose or None,
     )
 
 
-_NOT_PROSE = re.compile(r"^(#{1,6}\s|[-*_]{3,}\s*$|\*\*[^*]+\*\*:?\s*$|>\s|```)")
+def stopped(inv: Investigation, diagnosis: Diagnosis, reason: str) -> Diagnosis:
+    """A diagnosis extracted from a stopped run: low confidence, and it says why."""
+    t = labels(inv.scope.language)
+    return diagnosis.model_copy(
+        update={
+            "uncertainties": [*diagnosis.uncertainties, f"{t['stopped']}: {reason}.", t["partial"]],
+            "confidence": "low",
+        }
+    )
+
+
+_NOT_PROSE = re.compile(r"^(#{1,6}\s|[-*_=]{3,}\s*$|(\*\*|__)[^*_]+(\*\*|__):?\s*$|>\s|```)")
 
 
 def first_paragraph(markdown: str | None) -> str | None:

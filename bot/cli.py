@@ -21,12 +21,14 @@ from typing import Any
 from agent.budget import Limits
 from agent.domain import Investigation, State
 from agent.errors import InputError
+from agent.locale import answer_language
 from agent.ports import Model
 from bot.recorded import Scenario, clone, load_scenario
 
 EXIT_INPUT = 2
 ModelFactory = Callable[[Investigation], Model]
 SETTLED = {State.COMPLETED, State.STOPPED, State.WAITING_FOR_OPERATOR}
+LIVE = {State.QUEUED, State.RUNNING, State.WAITING_FOR_OPERATOR}
 DEMO_RECIPE = Path(__file__).parent / "demo" / "orders"
 
 
@@ -40,6 +42,31 @@ def parser() -> argparse.ArgumentParser:
     inv.add_argument("--question", help="ask this instead of the scenario's question")
     inv.add_argument("--max-model-calls", type=int, default=Limits().model_calls)
     inv.add_argument("--max-tool-calls", type=int, default=Limits().tool_calls)
+    inv.add_argument(
+        "--max-tokens",
+        type=int,
+        help="tokens this investigation may spend (default: INCIDENT_BOT_MAX_TOKENS, "
+        f"else {Limits().tokens:,})",
+    )
+    inv.add_argument(
+        "--tokens-per-day",
+        type=int,
+        help="tokens all investigations of the database may spend per UTC day "
+        "(default: INCIDENT_BOT_TOKENS_PER_DAY, else no limit)",
+    )
+    inv.add_argument(
+        "--no-prefetch",
+        dest="prefetch",
+        action="store_false",
+        default=None,
+        help="let the model discover everything itself (default: INCIDENT_BOT_PREFETCH, on)",
+    )
+    inv.add_argument("--language", help="answer in this language (default: the project's)")
+    inv.add_argument(
+        "--idempotency-key",
+        help="run this request once: the same key again follows the same investigation "
+        "(with a DATABASE_URL shared between runs)",
+    )
     sub.add_parser("demo", help="investigate the bundled orders incident, offline")
     srv = sub.add_parser("serve", help="run the Slack app with its workers")
     srv.add_argument("--scenario", type=Path, help="serve this recorded incident as the project")
@@ -47,7 +74,29 @@ def parser() -> argparse.ArgumentParser:
     srv.add_argument("--http", action="store_true", help="HTTP mode (default: Socket Mode)")
     srv.add_argument("--port", type=int, default=3000)
     srv.add_argument("--host", default="127.0.0.1")
-    srv.add_argument("--workers", type=int, default=1)
+    workers = srv.add_mutually_exclusive_group()
+    workers.add_argument("--workers", type=int, default=1, help="workers in this process")
+    workers.add_argument(
+        "--no-workers",
+        dest="workers",
+        action="store_const",
+        const=0,
+        help="the web front only: `incident-bot worker` processes do the work",
+    )
+    wrk = sub.add_parser(
+        "worker", help="run workers and the thread sync only, on the database of a serve"
+    )
+    wrk.add_argument("--scenario", type=Path, help="serve this recorded incident as the project")
+    wrk.add_argument("--offline", action="store_true", help="use the offline investigator")
+    wrk.add_argument("--workers", type=int, default=1, help="workers in this process")
+    for command in (srv, wrk):
+        command.add_argument(
+            "--lease-seconds",
+            type=float,
+            help="how long a job stays with a worker that stopped answering "
+            "(default: INCIDENT_BOT_LEASE_SECONDS, else 30)",
+        )
+    add_export_corpus(sub)
     return p
 
 
@@ -57,20 +106,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             return asyncio.run(demo())
-        if args.command == "serve":
+        if args.command == "export-corpus":
+            return export_corpus_command(args)
+        if args.command in ("serve", "worker"):
             from bot.serve import Options, serve
 
+            listen = args.command == "serve"
             options = Options(
                 scenario=args.scenario,
                 offline=args.offline,
-                http=args.http,
-                port=args.port,
-                host=args.host,
+                http=args.http if listen else False,
+                port=args.port if listen else 0,
+                host=args.host if listen else "127.0.0.1",
                 workers=args.workers,
+                listen=listen,
+                lease_seconds=args.lease_seconds,
             )
             asyncio.run(serve(options))
             return 0
-        limits = Limits(model_calls=args.max_model_calls, tool_calls=args.max_tool_calls)
+        from bot import llm
+
+        tokens = llm.token_limits_from_env(os.environ)
+        if args.max_tokens is not None:
+            tokens["tokens"] = args.max_tokens
+        if args.tokens_per_day is not None:
+            tokens["tokens_per_day"] = args.tokens_per_day
+        try:
+            limits = Limits(
+                model_calls=args.max_model_calls, tool_calls=args.max_tool_calls, **tokens
+            )
+        except ValueError as exc:
+            raise InputError(f"a limit is out of range: {exc}") from None
         model = None if args.offline else groq_from_env(os.environ)
         return asyncio.run(
             investigate(
@@ -79,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 question=args.question,
                 limits=limits,
                 model=model,
+                extract_model=None if args.offline else llm.extract_from_env(os.environ),
+                prefetch=llm.prefetch_from_env(os.environ) if args.prefetch is None else False,
+                language=args.language,
+                idempotency_key=args.idempotency_key,
             )
         )
     except InputError as exc:
@@ -122,18 +192,36 @@ async def investigate(
     question: str | None,
     limits: Limits,
     model: ModelFactory | None = None,
+    idempotency_key: str | None = None,
+    extract_model: ModelFactory | None = None,
+    prefetch: bool = True,
+    language: str | None = None,
 ) -> int:
     # Everything is checked before anything is stored: bad input leaves nothing behind.
     scenario = load_scenario(folder)
-    inv = Investigation.open(
-        question if question is not None else scenario.question,
-        scenario.scope,
-        requester=os.environ.get("USER"),
+    asked = question if question is not None else scenario.question
+    # The operator's language: theirs if named, else the project's, else the question's.
+    scope = scenario.scope.model_copy(
+        update={
+            "language": answer_language(language, scenario.raw.get("language"), asked),
+        }
     )
+    inv = Investigation.open(asked, scope, requester=os.environ.get("USER"))
     with tempfile.TemporaryDirectory(prefix="incident-bot-") as tmp:
         repo = await clone(scenario, Path(tmp))
         url = os.environ.get("DATABASE_URL") or f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
-        doc = await run(scenario, repo, inv, url, limits, as_json=as_json, model=model)
+        doc = await run(
+            scenario,
+            repo,
+            inv,
+            url,
+            limits,
+            as_json=as_json,
+            model=model,
+            idempotency_key=idempotency_key,
+            extract_model=extract_model,
+            prefetch=prefetch,
+        )
     if as_json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     return 0
@@ -149,44 +237,75 @@ async def run(
     as_json: bool,
     git: Any = None,
     model: ModelFactory | None = None,
+    idempotency_key: str | None = None,
+    extract_model: ModelFactory | None = None,
+    prefetch: bool = True,
 ) -> dict[str, Any]:
     """Store the request, let a worker run it, follow it; `git` may be a shared server."""
     # Imported here so that bad input is refused before the slow MCP imports.
     from bot import render
+    from bot.intake import open_once
     from bot.runtime import ScenarioRuntime
-    from bot.worker import INVESTIGATE, Worker
+    from bot.worker import Worker
     from storage.db import create_engine, create_schema
+    from storage.idempotency import SqlIdempotency
     from storage.jobs import SqlJobQueue
     from storage.store import SqlStore
 
     engine = create_engine(url)
     # A --json run has nobody to answer a question: the investigation goes on without.
     can_ask = not as_json and sys.stdin.isatty()
-    runtime = ScenarioRuntime(scenario, repo, limits=limits, git=git, model=model, can_ask=can_ask)
+    runtime = ScenarioRuntime(
+        scenario,
+        repo,
+        limits=limits,
+        git=git,
+        model=model,
+        can_ask=can_ask,
+        extract_model=extract_model,
+        prefetch=prefetch,
+    )
     console = None if as_json else render.console()
+    starting: asyncio.Task[None] | None = None
     try:
-        starting = asyncio.create_task(runtime.start())
         await create_schema(engine)
         store, jobs = SqlStore(engine), SqlJobQueue(engine)
-        await store.create(inv)
-        await jobs.enqueue(INVESTIGATE, inv.id)
+        runtime.ledger = store  # the daily token budget is a query over stored counts
+        # The request the key stands for: the question, the scope and who asks.
+        request = {
+            "surface": "cli",
+            "question": inv.question,
+            "scope": inv.scope.model_dump(mode="json"),
+            "requester": inv.requester,
+        }
+        inv, fresh = await open_once(
+            store, jobs, SqlIdempotency(engine), inv, idempotency_key, request
+        )
         if console:
             render.header(console, inv)
-        await starting
-        worker = Worker(store, jobs, runtime.loop_for)
-        stop = asyncio.Event()
-        working = asyncio.create_task(worker.run_forever(stop))
-        try:
-            inv = await follow(store, jobs, inv.id, console, working)
-        finally:
-            stop.set()
-            await working
+        if not fresh and inv.state not in LIVE:
+            # The key names a run that is over: show it, start nothing.
+            for ev in inv.evidence if console else []:
+                render.card(console, ev)
+        else:
+            starting = asyncio.create_task(runtime.start())  # not after a refusal
+            await starting
+            worker = Worker(store, jobs, runtime.loop_for)
+            stop = asyncio.Event()
+            working = asyncio.create_task(worker.run_forever(stop))
+            try:
+                inv = await follow(store, jobs, inv.id, console, working)
+            finally:
+                stop.set()
+                await working
         if console:
             render.ending(console, inv)
         return document(inv)
     finally:
-        with contextlib.suppress(Exception):
-            await runtime.aclose()
+        if starting is not None:
+            with contextlib.suppress(Exception):
+                await starting
+                await runtime.aclose()
         await engine.dispose()
 
 
@@ -233,6 +352,34 @@ def document(inv: Investigation) -> dict[str, Any]:
         "draft": inv.draft.model_dump(mode="json") if inv.draft else None,
         "stats": inv.stats.model_dump(mode="json"),
     }
+
+
+def add_export_corpus(sub: Any) -> None:
+    exp = sub.add_parser(
+        "export-corpus",
+        help="copy docs/ of one commit of a repository, with a manifest, for the docs index",
+    )
+    exp.add_argument("--repo", required=True, type=Path, help="a git repository (bare or not)")
+    exp.add_argument("--rev", required=True, help="the commit (SHA, branch or tag) to export")
+    exp.add_argument("--out", required=True, type=Path, help="the folder to write")
+    exp.add_argument("--docs-dir", default="docs", help="the folder to copy (default: docs)")
+
+
+def export_corpus_command(args: argparse.Namespace) -> int:
+    """`incident-bot export-corpus`: docs of a commit (from git, not the work tree) + manifest."""
+    from search.corpus import CorpusError
+    from search.export import export_corpus
+
+    try:
+        manifest = asyncio.run(export_corpus(args.repo, args.rev, args.out, args.docs_dir))
+    except CorpusError as exc:
+        print(f"incident-bot: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    print(
+        f"exported {len(manifest.files)} file(s) of {manifest.docs_dir}/ at "
+        f"{manifest.revision} to {args.out}"
+    )
+    return 0
 
 
 if __name__ == "__main__":

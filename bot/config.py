@@ -12,6 +12,10 @@ A projects file (INCIDENT_BOT_CONFIG) looks like:
     approvers = ["U0123456789"]     # Slack user ids
     approver_group = "S0123456789"  # optional user group
     require_other_approver = true   # the requester may not approve their own draft
+    code_mirror = "/var/lib/incident-bot/orders.git"  # a `git clone --mirror`, kept fresh
+    code_url = "https://github.com/acme/orders.git"   # cloned from here when it is missing
+    fetch_interval_seconds = 60     # at most one on-demand fetch per interval
+    docs_corpus = "/var/lib/incident-bot/orders-docs" # `incident-bot export-corpus --out`
 """
 
 from __future__ import annotations
@@ -36,8 +40,13 @@ class Settings(BaseSettings):
     slack_api_url: str = "https://slack.com/api/"
     github_api_url: str = "https://api.github.com"
     github_token: SecretStr | None = None
+    # The login the token creates issues as (`my-app[bot]` for a GitHub App, whose token
+    # cannot read GET /user); without it the publisher asks GET /user once.
+    github_login: str | None = None
     database_url: str | None = None
     incident_bot_config: Path | None = None
+    # How long a job or a thread stays with a process that stopped answering.
+    incident_bot_lease_seconds: float = Field(default=30.0, gt=0)
 
 
 class Project(BaseModel):
@@ -52,6 +61,12 @@ class Project(BaseModel):
     approver_group: str | None = None
     require_other_approver: bool = False
     window_hours: int = 24
+    # The code: a local mirror clone the bot fetches at start and when a release is missing.
+    code_mirror: Path | None = None
+    code_url: str | None = None
+    fetch_interval_seconds: float = Field(default=60.0, ge=0)
+    # The docs: a folder written by `incident-bot export-corpus` (docs + manifest + index).
+    docs_corpus: Path | None = None
 
     @classmethod
     def for_scope(cls, scope: Scope, **settings: Any) -> Project:

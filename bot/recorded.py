@@ -11,6 +11,7 @@ from typing import Any
 
 from agent.domain import Scope, default_window
 from agent.errors import InputError
+from agent.locale import answer_language
 
 REQUIRED = ("project_key", "question", "repository", "sentry")
 
@@ -76,7 +77,8 @@ def load_scenario(folder: Path) -> Scenario:
         sentry_organization=str(sentry.get("organization", "")),
         sentry_project=str(sentry.get("project", "")),
         release_prefix=str(raw.get("release_prefix", "")),
-        language=str(raw.get("language", "en")),
+        # The project's language; without one, the question's.
+        language=answer_language(None, raw.get("language"), str(raw["question"])),
         since=since,
         until=until,
         asked_at=_time(raw["now"], "now") if "now" in raw else None,

@@ -69,6 +69,8 @@ def ending(out: Console, inv: Investigation) -> None:
     if d.suspect:
         s = d.suspect
         lines += ["", f"**Suspect:** `{s.path}:{s.line_start}` commit `{s.commit or '?'}`"]
+    if d.report and inv.state is State.STOPPED:
+        lines += ["", "---", "**The model's own report, verbatim:**", "", d.report]
     st = inv.stats
     out.print(
         Panel(
@@ -76,7 +78,9 @@ def ending(out: Console, inv: Investigation) -> None:
             title=f"diagnosis · {inv.state} · confidence {d.confidence}",
             subtitle=(
                 f"{st.model_calls} model calls · {st.tool_calls} tool calls · "
-                f"{st.wall_seconds:.2f} s"
+                + (f"{st.tokens:,} tokens · " if st.tokens else "")
+                + (f"pre-fetch {st.prefetch_calls} calls · " if st.prefetch else "")
+                + f"{st.wall_seconds:.2f} s"
             ),
         )
     )

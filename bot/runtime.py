@@ -11,12 +11,14 @@ from agent.budget import Limits
 from agent.domain import Investigation
 from agent.loop import Loop
 from agent.models.offline import OfflineInvestigator
-from agent.ports import Model, Passage
+from agent.ports import Model, Passage, Retriever, Toolset, UsageLedger
 from agent.tools.catalog import Catalog, Pinned
 from agent.tools.code import GitCodeTools, git_annotator
 from agent.tools.local import LOCAL_TOOLS
 from agent.tools.mcp import McpToolset
 from agent.tools.sentry_export import RecordedSentry
+from agent.tools.sentry_mcp import sentry_pins
+from bot.mirror import FreshRevisions, Mirror
 from bot.recorded import Scenario
 from search.retriever import DocsRetriever
 
@@ -74,12 +76,27 @@ class ScenarioRuntime:
         limits: Limits | None = None,
         model: Callable[[Investigation], Model] | None = None,
         can_ask: bool = True,
+        extract_model: Callable[[Investigation], Model] | None = None,
+        prefetch: bool = True,
+        ledger: UsageLedger | None = None,
+        sentry: McpToolset | None = None,
+        mirror: Mirror | None = None,
+        docs: Retriever | None = None,
     ) -> None:
+        """`model` builds the chat model of an investigation (None: the offline
+        investigator); `extract_model` the pass-2 model. The deterministic pre-fetch runs
+        only in front of a chat model: the offline investigator is that chain already.
+        `ledger` (the store) answers the tokens spent today, for the daily budget.
+        `sentry`, a long-lived @sentry/mcp-server session (its owner starts and closes
+        it), replaces the recorded export."""
         self.scenario = scenario
         self.repo_dir = repo_dir
         self.limits = limits or Limits()
         self.can_ask = can_ask
         self.model = model or (lambda inv: OfflineInvestigator(inv.scope))
+        self.extract_model = extract_model
+        self.prefetch = prefetch and model is not None
+        self.ledger = ledger
         scope = scenario.scope
         self._own_git = git is None
         self.git = git or git_server(repo_dir)
@@ -91,22 +108,27 @@ class ScenarioRuntime:
             scope.until,
         )
         # The model never chooses the organization or the project.
-        self._sentry = Pinned(
-            self.sentry,
-            {
-                "organizationSlug": scope.sentry_organization,
-                "projectSlugOrId": scope.sentry_project,
-                "projectSlug": scope.sentry_project,
-                "regionUrl": None,
-            },
+        pins = sentry_pins(scope.sentry_organization, scope.sentry_project)
+        self._sentry: Toolset = (
+            sentry.view(pinned=pins) if sentry is not None else Pinned(self.sentry, pins)
         )
         self.code = GitCodeTools(repo_dir, scope.repository)
         self.docs = RepoDocs(repo_dir, scope.language)
         self._git_view = self.git.view(
             pinned={"repo_path": str(repo_dir)}, annotate=git_annotator(scope.repository)
         )
+        # `mirror` (bot/mirror.py) is repo_dir kept fresh: a commit a call names is fetched
+        # into it first. `docs` replaces the docs read from repo_dir (an exported corpus).
+        self.mirror = mirror
+        self._code: Toolset = self.code
+        if mirror is not None:
+            self._git_view = FreshRevisions(self._git_view, mirror)
+            self._code = FreshRevisions(self.code, mirror)
+        self.retriever: Retriever = docs or self.docs
 
     async def start(self) -> None:
+        if self.mirror is not None:
+            await self.mirror.start()
         if self._own_git:
             await self.git.start()
 
@@ -119,12 +141,15 @@ class ScenarioRuntime:
     ) -> Loop:
         # Asking only makes sense where someone can answer.
         local = [t for t in LOCAL_TOOLS if self.can_ask or t.name != "ask_clarification"]
-        catalog = Catalog([self._sentry, self._git_view, self.code], local)
+        catalog = Catalog([self._sentry, self._git_view, self._code], local)
         return Loop(
             model=self.model(inv),
             catalog=catalog,
-            retriever=self.docs,
+            retriever=self.retriever,
             save=save,
             files=self.code,
             limits=self.limits,
+            extractor=self.extract_model(inv) if self.extract_model else None,
+            prefetch=self.prefetch,
+            ledger=self.ledger,
         )

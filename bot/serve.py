@@ -1,16 +1,22 @@
-"""`incident-bot serve`: the Slack app, its workers and the thread sync in one process."""
+"""`incident-bot serve`: the Slack app, its workers and the thread sync in one process.
+
+`serve --no-workers` is the web front alone and `incident-bot worker` the workers alone
+(both keep a thread sync); any number of each may share one DATABASE_URL.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
+from pydantic import ValidationError
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
@@ -22,14 +28,18 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent.domain import Scope
 from agent.errors import InputError
 from agent.publish.github import GitHubIssues
+from bot.cli import groq_from_env
 from bot.config import Project, Projects, Settings
+from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
 from bot.slack.app import Deps, build_app
 from bot.slack.sync import SlackSync
 from bot.worker import Publisher, Worker
 from storage.db import create_engine, create_schema, default_url
+from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
+from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
 
@@ -44,6 +54,8 @@ class Options:
     port: int
     host: str = "127.0.0.1"
     workers: int = 1
+    listen: bool = True  # False: `incident-bot worker`, no Slack listener at all
+    lease_seconds: float | None = None  # None: INCIDENT_BOT_LEASE_SECONDS
 
 
 def slack_client(settings: Settings) -> AsyncWebClient:
@@ -81,18 +93,30 @@ class Bot:
 def assemble(
     client: AsyncWebClient,
     engine: AsyncEngine,
-    runtime: ScenarioRuntime,
+    runtime: ScenarioRuntime | None,
     projects: Projects,
     signing_secret: str,
     *,
     publisher: Publisher | None = None,
     workers: int = 1,
+    lease_seconds: float = 30.0,
 ) -> Bot:
     store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
-    sync = SlackSync(client, store, shown)
+    sync = SlackSync(client, store, shown, leases=SqlLeases(engine), lease_seconds=lease_seconds)
+    if workers and runtime is None:
+        raise ValueError("workers need a runtime")
     pool = [
-        Worker(store, jobs, runtime.loop_for, publisher=publisher, changed=sync.kick)
+        Worker(
+            store,
+            jobs,
+            runtime.loop_for,
+            publisher=publisher,
+            links=[sync],  # the saga's "link back in Slack" step
+            changed=sync.kick,
+            lease_seconds=lease_seconds,
+        )
         for _ in range(workers)
+        if runtime is not None
     ]
 
     def wake() -> None:
@@ -100,7 +124,13 @@ def assemble(
             w.wake.set()
 
     deps = Deps(
-        store=store, jobs=jobs, shown=shown, sync=sync, projects=projects, wake_workers=wake
+        store=store,
+        jobs=jobs,
+        shown=shown,
+        sync=sync,
+        projects=projects,
+        wake_workers=wake,
+        once=SqlIdempotency(engine),
     )
     return Bot(build_app(client, signing_secret, deps), store, jobs, shown, sync, pool)
 
@@ -118,13 +148,26 @@ def served_projects(scope: Scope, config: Path | None) -> Projects:
 
 
 async def serve(options: Options, settings: Settings | None = None) -> None:
-    settings = settings or Settings()
-    if options.scenario is None or not options.offline:
-        raise InputError("this version serves recorded incidents only: --scenario DIR --offline")
-    if options.http and settings.slack_signing_secret is None:
+    try:
+        settings = settings or Settings()
+    except ValidationError as exc:  # e.g. INCIDENT_BOT_LEASE_SECONDS=abc
+        first = exc.errors()[0]
+        raise InputError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
+    if options.scenario is None:
+        raise InputError("this version serves recorded incidents only: --scenario DIR")
+    if options.workers < 0 or (not options.listen and options.workers < 1):
+        raise InputError("a worker process needs at least one worker")
+    if options.listen and options.http and settings.slack_signing_secret is None:
         raise InputError("SLACK_SIGNING_SECRET is not set")
-    if not options.http and settings.slack_app_token is None:
+    if options.listen and not options.http and settings.slack_app_token is None:
         raise InputError("SLACK_APP_TOKEN is not set (or pass --http)")
+    lease = options.lease_seconds
+    if lease is None:
+        lease = settings.incident_bot_lease_seconds
+    if lease <= 0:
+        raise InputError("the lease must be a positive number of seconds")
+    # The offline investigator, or the configured chat model (GROQ_API_KEY, GROQ_BASE_URL).
+    model = None if options.offline or not options.workers else groq_from_env(os.environ)
     scenario = load_scenario(options.scenario)
     client = slack_client(settings)
     projects = served_projects(scenario.scope, settings.incident_bot_config)
@@ -134,11 +177,21 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     with tempfile.TemporaryDirectory(prefix="incident-bot-serve-") as tmp:
-        repo = await clone(scenario, Path(tmp))
-        runtime = ScenarioRuntime(scenario, repo)
-        await asyncio.gather(runtime.start(), create_schema(engine))
+        runtime = None
+        if options.workers:  # a web front alone needs no sources
+            # A project may read its code from a mirror clone and its docs from an export.
+            mirror, docs = await sources_for(projects.projects.get(scenario.scope.project_key))
+            repo = mirror.path if mirror else await clone(scenario, Path(tmp))
+            runtime = ScenarioRuntime(scenario, repo, model=model, mirror=mirror, docs=docs)
+            await asyncio.gather(runtime.start(), create_schema(engine))
+        else:
+            await create_schema(engine)
         publisher = (
-            GitHubIssues(settings.github_api_url, settings.github_token.get_secret_value())
+            GitHubIssues(
+                settings.github_api_url,
+                settings.github_token.get_secret_value(),
+                login=settings.github_login,
+            )
             if settings.github_token
             else None
         )
@@ -151,6 +204,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             secret.get_secret_value() if secret else "",
             publisher=publisher,
             workers=options.workers,
+            lease_seconds=lease,
         )
         # After a restart, every thread still in flight is brought up to date.
         for summary in await bot.store.recent(None, 500):
@@ -159,7 +213,9 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         runner = None
         socket_handler = None
         try:
-            if options.http:
+            if not options.listen:
+                log.warning("%d worker(s) and the thread sync running", options.workers)
+            elif options.http:
                 runner = web.AppRunner(bot.app.web_app(path="/slack/events", port=options.port))
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)
@@ -186,5 +242,6 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             for task in tasks:
                 with contextlib.suppress(Exception):
                     await task
-            await runtime.aclose()
+            if runtime is not None:
+                await runtime.aclose()
             await engine.dispose()

@@ -7,14 +7,14 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Sequence
 
 from agent.domain import Investigation, State
-from agent.errors import ConcurrencyError
+from agent.errors import CompensationFailed, ConcurrencyError
 from agent.loop import Loop
 from agent.ports import InvestigationStore, Job, JobQueue
-from agent.publish.github import PublishFailed, PublishUnknown
+from agent.publish import publisher as publishing
+from agent.publish.publisher import Backlink, IssueTracker
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +26,8 @@ Save = Callable[[Investigation], Awaitable[None]]
 LoopFactory = Callable[[Investigation, Save], Awaitable[Loop]]
 
 
-class Publisher(Protocol):
-    async def create_issue(self, inv: Investigation, labels: list[str]) -> tuple[int, str]: ...
+# The issue tracker approved drafts are published to (GitHubIssues); the saga is ours.
+Publisher = IssueTracker
 
 
 class Worker:
@@ -38,6 +38,7 @@ class Worker:
         loops: LoopFactory,
         *,
         publisher: Publisher | None = None,
+        links: Sequence[Backlink] = (),
         changed: Callable[[str], None] | None = None,
         name: str | None = None,
         lease_seconds: float = 30.0,
@@ -47,6 +48,8 @@ class Worker:
         self.jobs = jobs
         self.loops = loops
         self.publisher = publisher
+        # Runs each approval's publication as a saga (agent.publish.publisher).
+        self.saga = publishing.Publisher(publisher, links=links) if publisher else None
         self.changed = changed or (lambda _id: None)
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.lease_seconds = lease_seconds
@@ -113,19 +116,21 @@ class Worker:
             log.error("unknown job kind %s", job.kind)
 
     async def _publish(self, inv: Investigation) -> None:
-        if self.publisher is None:
+        if self.saga is None:
             inv.publish_refused("no issue tracker is configured")
-        else:
+            await self.save(inv)
+            return
+        for _ in range(3):
             try:
-                number, url = await self.publisher.create_issue(inv, ["incident-bot"])
-            except PublishUnknown as exc:
-                inv.move_to(State.PUBLISH_UNKNOWN)
-                inv.stop_reason = str(exc)
-            except PublishFailed as exc:
-                inv.publish_refused(str(exc))
-            else:
-                inv.published(number, url)
-        await self.save(inv)
+                await self.saga.publish(inv, self.save)
+            except CompensationFailed as exc:
+                # Recorded with the investigation and shown in the thread; a human finishes it.
+                log.error("investigation %s: %s", inv.id, exc)
+            # A retry or "Create anyway" queued while this job ran found this job still
+            # unfinished and queued nothing of its own: take it on here.
+            inv = await self.store.load(inv.id)
+            if inv.state is not State.PUBLISH_QUEUED:
+                return
 
     async def _heartbeat(self, job: Job) -> None:
         while True:

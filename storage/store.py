@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, date, datetime
+from datetime import time as dt_time
 from typing import Any
 
 from pydantic import BaseModel
@@ -42,7 +43,14 @@ def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
         "extra_budget": inv.extra_budget,
         "extra": inv.model_dump(
             mode="json",
-            include={"origin", "approval", "publication", "discarded", "duplicate_of"},
+            include={
+                "origin",
+                "approval",
+                "past_approvals",
+                "publication",
+                "discarded",
+                "duplicate_of",
+            },
         ),
         "subject": inv.subject,
     }
@@ -232,6 +240,18 @@ class SqlStore:
         if row is None:
             raise NotFound(f"no investigation {investigation_id}")
         return State(row.state), row.version
+
+    async def tokens_on(self, day: str) -> int:
+        """The tokens every investigation booked on `day` (UTC, "2026-11-30"), summed over
+        the counts stored with them (`stats.tokens_by_day`): the daily token budget."""
+        start = datetime.combine(date.fromisoformat(day), dt_time(), UTC)
+        booked = investigations.c.stats[("tokens_by_day", day)].as_integer()
+        query = select(func.coalesce(func.sum(booked), 0)).where(
+            # Only an investigation saved since the day began can have booked tokens on it.
+            investigations.c.updated_at >= start
+        )
+        async with self._engine.connect() as conn:
+            return int((await conn.execute(query)).scalar_one())
 
     async def recent(
         self, requester: str | None = None, limit: int = 20

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent.report import code_span as q
+
 if TYPE_CHECKING:
     from agent.models.offline import Analysis
     from agent.stacktrace import ExceptionInfo
@@ -17,7 +19,7 @@ def _when(value: Any) -> str:
 
 def _where(passage: dict[str, Any], lines: str) -> str:
     span = f"{passage['line_start']}-{passage['line_end']}"
-    return f"{passage['path']} § {passage['heading']} ({lines} {span})"
+    return f"{passage['path']} § {q(passage['heading'], 120)} ({lines} {span})"
 
 
 def _release(event: dict[str, Any]) -> Any:
@@ -26,8 +28,15 @@ def _release(event: dict[str, Any]) -> Any:
 
 
 def _exc(a: Analysis) -> str:
+    """The exception with its message quoted: the message is data, whatever it says."""
     value = str(a.exc.value or "").strip()
-    return f"{a.exc.type}: {value}" if value else str(a.exc.type)
+    return f"{a.exc.type}: {q(value)}" if value else str(a.exc.type)
+
+
+def _removed(a: Analysis) -> str:
+    assert a.change is not None
+    lines = [t for _, t in a.change.hunk.get("removed") or [] if t.strip()]
+    return "; ".join(q(t, 150) for t in lines[:3])
 
 
 class Words:
@@ -64,7 +73,8 @@ class Words:
 
     def issue_fact(self, issue: dict[str, Any]) -> str:
         return (
-            f'Sentry issue {issue.get("shortId")} "{issue.get("title")}" ({issue.get("culprit")}) '
+            f"Sentry issue {issue.get('shortId')} {q(issue.get('title'))} "
+            f"({q(issue.get('culprit'), 120)}) "
             f"has {issue.get('count')} events, first seen {_when(issue.get('firstSeen'))}, "
             f"last seen {_when(issue.get('lastSeen'))}."
         )
@@ -75,33 +85,33 @@ class Words:
         release = _release(event)
         text = f"The newest event ({_when(event.get('dateCreated'))}) ran release {release}"
         if exc is not None and a is not None:
-            text += f" and raised {_exc(a)} in `{a.frame.function}` at `{a.path}:{a.frame.lineno}`."
+            where = f"`{a.path}:{a.frame.lineno}`"
+            text += f" and raised {_exc(a)} in {q(a.frame.function, 120)} at {where}."
         else:
-            text += f": {event.get('title')}."
+            text += f": {q(event.get('title'))}."
         return text
 
     def code_fact(self, a: Analysis) -> str:
         return (
             f"At revision {a.revision[:7]}, line {a.frame.lineno} of {a.path} reads: "
-            f"`{a.crash_code}`"
+            f"{q(a.crash_code)}"
         )
 
     def blame_fact(self, a: Analysis) -> str:
         b = a.blame or {}
         return (
             f"Line {a.frame.lineno} of {a.path} was last changed by commit "
-            f"{str(b.get('commit'))[:7]} ({b.get('author')}, {_when(b.get('date'))}: "
-            f'"{b.get("summary")}").'
+            f"{str(b.get('commit'))[:7]} ({q(b.get('author'), 80)}, {_when(b.get('date'))}: "
+            f"{q(b.get('summary'), 200)})."
         )
 
     def change_fact(self, a: Analysis) -> str:
         c = a.change
         assert c is not None
-        removed = "; ".join(f"`{t.strip()}`" for _, t in c.hunk.get("removed") or [] if t.strip())[
-            :300
-        ]
+        removed = _removed(a)
         text = (
-            f'Commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) changed '
+            f"Commit {c.sha[:7]} ({q(c.summary, 200)}, {q(c.author, 80)}, {_when(c.date)}) "
+            "changed "
             f"{c.path} at line {a.suspect()[1]}"
         )
         return text + (f", removing: {removed}." if removed else ".")
@@ -109,7 +119,7 @@ class Words:
     def doc_fact(self, passage: dict[str, Any], quote: str | None) -> str:
         where = _where(passage, "lines")
         return (
-            f"The documentation in {where} states: {quote}"
+            f"The documentation in {where} states: {q(quote)}"
             if quote
             else f"The documentation in {where} covers this behaviour."
         )
@@ -137,10 +147,10 @@ class Words:
         if a.change is not None:
             c = a.change
             return (
-                f"{_exc(a)} at {a.path}:{a.frame.lineno}, introduced by commit {c.sha[:7]} "
-                f'("{c.summary}"), which changed {c.path}:{a.suspect()[1]}.'
+                f"{a.exc.type} at {a.path}:{a.frame.lineno}, introduced by commit {c.sha[:7]}, "
+                f"which changed {c.path}:{a.suspect()[1]}."
             )
-        return f"{_exc(a)} at {a.path}:{a.frame.lineno} in {a.frame.function}."
+        return f"{a.exc.type} at {a.path}:{a.frame.lineno} in {a.frame.function}."
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
@@ -158,7 +168,8 @@ class Words:
         return f"{a.exc.type} in {a.frame.function} ({path}:{line})"[:120]
 
     def no_frame(self, event: dict[str, Any]) -> str:
-        return f"{event.get('title')}: the failing code could not be located in the repository."
+        title = q(event.get("title"))
+        return f"{title}: the failing code could not be located in the repository."
 
 
 class Palabras(Words):
@@ -201,9 +212,10 @@ class Palabras(Words):
 
     def issue_fact(self, issue: dict[str, Any]) -> str:
         return (
-            f'La incidencia de Sentry {issue.get("shortId")} "{issue.get("title")}" '
-            f"({issue.get('culprit')}) tiene {issue.get('count')} eventos; visto por primera vez "
-            f"{_when(issue.get('firstSeen'))}, por última vez {_when(issue.get('lastSeen'))}."
+            f"La incidencia de Sentry {issue.get('shortId')} {q(issue.get('title'))} "
+            f"({q(issue.get('culprit'), 120)}) tiene {issue.get('count')} eventos; "
+            f"visto por primera vez {_when(issue.get('firstSeen'))}, "
+            f"por última vez {_when(issue.get('lastSeen'))}."
         )
 
     def event_fact(
@@ -213,33 +225,33 @@ class Palabras(Words):
         when = _when(event.get("dateCreated"))
         text = f"El evento más reciente ({when}) corría la versión {release}"
         if exc is not None and a is not None:
-            text += f" y lanzó {_exc(a)} en `{a.frame.function}`, `{a.path}:{a.frame.lineno}`."
+            where = f"`{a.path}:{a.frame.lineno}`"
+            text += f" y lanzó {_exc(a)} en {q(a.frame.function, 120)}, {where}."
         else:
-            text += f": {event.get('title')}."
+            text += f": {q(event.get('title'))}."
         return text
 
     def code_fact(self, a: Analysis) -> str:
         return (
             f"En la revisión {a.revision[:7]}, la línea {a.frame.lineno} de {a.path} dice: "
-            f"`{a.crash_code}`"
+            f"{q(a.crash_code)}"
         )
 
     def blame_fact(self, a: Analysis) -> str:
         b = a.blame or {}
         return (
             f"La línea {a.frame.lineno} de {a.path} se modificó por última vez en el commit "
-            f"{str(b.get('commit'))[:7]} ({b.get('author')}, {_when(b.get('date'))}: "
-            f'"{b.get("summary")}").'
+            f"{str(b.get('commit'))[:7]} ({q(b.get('author'), 80)}, {_when(b.get('date'))}: "
+            f"{q(b.get('summary'), 200)})."
         )
 
     def change_fact(self, a: Analysis) -> str:
         c = a.change
         assert c is not None
-        removed = "; ".join(f"`{t.strip()}`" for _, t in c.hunk.get("removed") or [] if t.strip())[
-            :300
-        ]
+        removed = _removed(a)
         text = (
-            f'El commit {c.sha[:7]} ("{c.summary}", {c.author}, {_when(c.date)}) cambió '
+            f"El commit {c.sha[:7]} ({q(c.summary, 200)}, {q(c.author, 80)}, {_when(c.date)}) "
+            "cambió "
             f"{c.path} en la línea {a.suspect()[1]}"
         )
         return text + (f", eliminando: {removed}." if removed else ".")
@@ -247,7 +259,7 @@ class Palabras(Words):
     def doc_fact(self, passage: dict[str, Any], quote: str | None) -> str:
         where = _where(passage, "líneas")
         return (
-            f"La documentación en {where} dice: {quote}"
+            f"La documentación en {where} dice: {q(quote)}"
             if quote
             else f"La documentación en {where} describe este comportamiento."
         )
@@ -276,10 +288,10 @@ class Palabras(Words):
         if a.change is not None:
             c = a.change
             return (
-                f"{_exc(a)} en {a.path}:{a.frame.lineno}, introducido por el commit {c.sha[:7]} "
-                f'("{c.summary}"), que cambió {c.path}:{a.suspect()[1]}.'
+                f"{a.exc.type} en {a.path}:{a.frame.lineno}, introducido por el commit "
+                f"{c.sha[:7]}, que cambió {c.path}:{a.suspect()[1]}."
             )
-        return f"{_exc(a)} en {a.path}:{a.frame.lineno}, en {a.frame.function}."
+        return f"{a.exc.type} en {a.path}:{a.frame.lineno}, en {a.frame.function}."
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
@@ -298,7 +310,8 @@ class Palabras(Words):
         return f"{a.exc.type} en {a.frame.function} ({path}:{line})"[:120]
 
     def no_frame(self, event: dict[str, Any]) -> str:
-        return f"{event.get('title')}: no se pudo localizar el código que falla en el repositorio."
+        title = q(event.get("title"))
+        return f"{title}: no se pudo localizar el código que falla en el repositorio."
 
 
 def words_for(language: str) -> Words:

@@ -36,7 +36,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from agent.domain import MAX_QUESTION_CHARS, Draft, Evidence, Investigation, State
+from agent.domain import MAX_QUESTION_CHARS, Approval, Draft, Evidence, Investigation, State
 
 # -- identifiers the listeners match on ----------------------------------------
 
@@ -44,6 +44,7 @@ ACTION_CONTINUE = "continue"
 ACTION_DRAFT_EDIT = "draft_edit"
 ACTION_DRAFT_APPROVE = "draft_approve"
 ACTION_DRAFT_DISCARD = "draft_discard"
+ACTION_CREATE_ANYWAY = "publish_create_anyway"
 CALLBACK_DRAFT_EDIT = "draft_edit_submit"
 CALLBACK_INVESTIGATE = "investigate_submit"
 INPUT_ACTION = "value"  # the action_id of every input element in the modals
@@ -53,6 +54,7 @@ EVENT_EVIDENCE = "incident_bot_evidence"
 EVENT_QUESTION = "incident_bot_question"
 EVENT_DIAGNOSIS = "incident_bot_diagnosis"
 EVENT_DRAFT = "incident_bot_draft"
+EVENT_PUBLISH = "incident_bot_publish"
 
 USAGE = "/investigate [project] <question> [since..until]"
 
@@ -227,6 +229,7 @@ def _budget(inv: Investigation) -> str:
         [
             _plural(st.model_calls, "model call"),
             _plural(st.tool_calls, "tool call"),
+            *([_plural(st.tokens, "token")] if st.tokens else []),
             _duration(st.wall_seconds),
         ]
     )
@@ -496,6 +499,9 @@ def root_message(inv: Investigation, thread_link: str | None = None) -> dict[str
         State.PUBLISH_UNKNOWN,
     ):
         blocks.append(_section(f"*Root cause:* {escape(_one_line(d.root_cause, 300))}"))
+    issue = issue_link(inv)
+    if issue is not None:
+        blocks.append(_section(f":link: *Issue:* {issue}"))
     blocks.append(
         _context(
             f"Budget used: {_budget(inv)}",
@@ -799,7 +805,11 @@ def draft_message(inv: Investigation) -> dict[str, Any]:
             _metadata(EVENT_DRAFT, **ref, status="discarded"),
         )
     refused = []
-    if inv.state is State.COMPLETED and inv.stop_reason:
+    last = inv.past_approvals[-1] if inv.past_approvals else None
+    if inv.state is State.COMPLETED and last and last.outcome != "refused" and inv.stop_reason:
+        why = escape(clip(inv.stop_reason, 500))
+        refused = [_section(f":leftwards_arrow_with_hook: *Publishing was rolled back:* {why}")]
+    elif inv.state is State.COMPLETED and inv.stop_reason:
         refused = [_section(f":x: *Publishing was refused:* {escape(inv.stop_reason)}")]
     confirm = ConfirmObject(
         title=clip("Publish this issue?", 100),
@@ -868,6 +878,105 @@ def published_message(inv: Investigation, url: str, number: int) -> dict[str, An
             issue_number=number,
         ),
     )
+
+
+# -- the publication, in the thread ----------------------------------------------------
+
+LOG_LINES = 20
+
+
+def issue_link(inv: Investigation) -> str | None:
+    """`<url|owner/repo#N>` while the current approval's issue stands (created, adopted or
+    published, not being rolled back); None otherwise."""
+    a = inv.approval
+    if a is None or a.issue_url is None or a.issue_number is None or a.rolling_back:
+        return None
+    if a.outcome not in ("queued", "published"):
+        return None
+    repository = inv.draft.repository if inv.draft else ""
+    return link(a.issue_url, f"{repository}#{a.issue_number}")
+
+
+def _log_lines(a: Approval) -> list[str]:
+    marks = {"done": ":white_check_mark:", "already done": ":white_check_mark:"}
+    lines = []
+    for e in a.log[-LOG_LINES:]:
+        mark = marks.get(e.outcome, ":x:" if e.outcome == "failed" else ":grey_question:")
+        what = "undo " + e.step if e.action == "compensate" else e.step
+        detail = f" — {escape(clip(e.detail, 200))}" if e.detail else ""
+        lines.append(f"{mark} {code(what)}: {escape(e.outcome)}{detail}")
+    return lines
+
+
+def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
+    """One thread message per approval, updated as its publication goes: the link once the
+    issue exists; when the answer was lost and no issue carries the marker, a question to
+    the approvers with "Create anyway"; after a rollback, the log of compensations.
+    None while there is nothing to say."""
+    dr = _require_draft(inv)
+    who = mention(a.approver) or "the approver"
+    current = a is inv.approval
+    meta = _metadata(
+        EVENT_PUBLISH, investigation_id=inv.id, version=a.version, hash=a.hash, status=a.outcome
+    )
+    if a.outcome in ("rolled back", "rollback incomplete") or a.rolling_back:
+        if a.rolling_back:
+            head = f":leftwards_arrow_with_hook: *Publishing v{a.version} is being rolled back.*"
+        elif a.outcome == "rolled back":
+            head = f":leftwards_arrow_with_hook: *Publishing v{a.version} was rolled back.*"
+        else:
+            head = (
+                f":warning: *The rollback of v{a.version} is incomplete:* {who}, "
+                "a person has to finish what failed below."
+            )
+        why = escape(clip(a.reason or "", 600))
+        return _message(
+            f"Publishing v{a.version} was rolled back",
+            [
+                _section(f"{head}\n{why}"),
+                *_packed("*Log*", _log_lines(a), max_sections=3, nouns=("entry", "entries")),
+            ],
+            meta,
+        )
+    if current and a.outcome == "unknown":
+        reason = escape(clip(a.reason or "the answer was lost", 600))
+        ref = {**draft_ref(inv), "creates": a.creates_sent}
+        if a.lookup == "nothing":
+            text = (
+                f":grey_question: {who}: GitHub's answer to creating the issue was lost "
+                f"({reason}), and no issue of ours carries this draft's marker. It was most "
+                "likely not created. *Create anyway* publishes it (approvers only); nothing is "
+                "created without it."
+            )
+            confirm = ConfirmObject(
+                title="Create the issue anyway?",
+                text=MarkdownTextObject(
+                    text=f"This creates the issue in *{escape(dr.repository)}* once more.",
+                    verbatim=True,
+                ),
+                confirm="Create",
+                deny="Cancel",
+            )
+            button = _button("Create anyway", ACTION_CREATE_ANYWAY, ref, "danger", confirm)
+        else:
+            text = (
+                f":grey_question: {who}: GitHub's answer to creating the issue was lost and "
+                f"looking for it failed too ({reason}). *Look again* searches before anything "
+                "is created."
+            )
+            button = _button("Look again", ACTION_DRAFT_APPROVE, draft_ref(inv))
+        return _message(
+            "Publishing outcome unknown", [_section(text), ActionsBlock(elements=[button])], meta
+        )
+    issue = issue_link(inv) if current else None
+    if issue is not None:
+        done = "Published as" if inv.state is State.PUBLISHED else "Issue created:"
+        return _message(
+            f"{done} {dr.repository}#{a.issue_number}",
+            [_section(f":link: {done} {issue}{_approved_by(inv)}")],
+            meta,
+        )
+    return None
 
 
 # -- modals -----------------------------------------------------------------------------

@@ -14,14 +14,20 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
+import socket
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.domain import Investigation, State
+from agent.errors import PublishFailed, PublishUnknown
 from bot.slack import blocks
+from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import POSTED, Shown, SqlSurfaceMessages
 
@@ -30,6 +36,10 @@ log = logging.getLogger(__name__)
 EVENT_TYPE = "incident_bot"
 CONTINUE_CALLS = 4  # what the Continue button adds
 UPDATABLE = ("root", "diagnosis", "draft")
+
+
+class ThreadBusy(Exception):
+    """Another process is bringing this thread up to date (or held it and died)."""
 
 
 def payload_hash(payload: dict[str, Any]) -> str:
@@ -46,10 +56,17 @@ class SlackSync:
         *,
         sweep_seconds: float = 5.0,
         retry_seconds: float = 0.5,
+        leases: SqlLeases | None = None,
+        lease_seconds: float = 30.0,
     ) -> None:
         self.client = client
         self.store = store
         self.shown = shown
+        # With several processes on one database, one pass at a time per thread: the
+        # lease runs out if its holder dies, and the next pass looks before it posts.
+        self.leases = leases
+        self.lease_seconds = lease_seconds
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.sweep_seconds = sweep_seconds
         self.retry_seconds = retry_seconds
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -64,30 +81,37 @@ class SlackSync:
         self._wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.sweep_seconds)
-            self._wake.clear()
-            dirty, self._dirty = self._dirty, set()
-            for investigation_id in dirty:
-                # Threads are independent: one slow thread must not hold up the others.
-                task = asyncio.create_task(self._pass(investigation_id))
-                self._passes.add(task)
-                task.add_done_callback(self._passes.discard)
-        for task in list(self._passes):
-            with contextlib.suppress(Exception):
-                await task
+        stopping = asyncio.create_task(stop.wait())
+        stopping.add_done_callback(lambda _: self._wake.set())  # stop at once, not next sweep
+        try:
+            while not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.sweep_seconds)
+                self._wake.clear()
+                dirty, self._dirty = self._dirty, set()
+                for investigation_id in dirty:
+                    # Threads are independent: one slow thread must not hold up the others.
+                    task = asyncio.create_task(self._pass(investigation_id))
+                    self._passes.add(task)
+                    task.add_done_callback(self._passes.discard)
+            for task in list(self._passes):
+                with contextlib.suppress(Exception):
+                    await task
+        finally:
+            stopping.cancel()
 
     async def _pass(self, investigation_id: str) -> None:
         try:
             await self.sync(investigation_id)
+        except ThreadBusy:
+            asyncio.get_running_loop().call_later(self.retry_seconds, self.kick, investigation_id)
         except Exception as exc:
             # The database has everything: a later pass catches the thread up.
             log.warning("slack sync of %s failed: %s", investigation_id, exc)
             asyncio.get_running_loop().call_later(self.retry_seconds, self.kick, investigation_id)
 
     async def sync(self, investigation_id: str) -> None:
-        async with self._locks[investigation_id]:
+        async with self._locks[investigation_id], self._leased(investigation_id):
             inv = await self.store.load(investigation_id)
             if inv.origin.surface != "slack" or not inv.origin.channel:
                 return
@@ -111,8 +135,94 @@ class SlackSync:
                 await self._show(inv, shown, "diagnosis", payload, root)
             if inv.draft is not None:
                 await self._show(inv, shown, "draft", self._draft(inv), root)
+                approvals = [*inv.past_approvals, *([inv.approval] if inv.approval else [])]
+                for n, approval in enumerate(approvals):
+                    # One message per approval: its link, a question, or its rollback log.
+                    payload = blocks.publish_message(inv, approval)
+                    if payload is not None:
+                        await self._show(inv, shown, f"publish:{n}", payload, root)
             # The root shows the state last, once its thread is complete.
             await self._show(inv, shown, "root", blocks.root_message(inv), None)
+
+    # -- the publication saga's "link back in Slack" step (agent.publish.Backlink) --------
+
+    name = "slack_link"
+
+    def applies_to(self, inv: Investigation) -> bool:
+        return inv.origin.surface == "slack" and bool(inv.origin.channel)
+
+    async def link(self, inv: Investigation) -> str:
+        """Bring the thread up to date now: the link in the thread and the root message."""
+        try:
+            await self._publish_pass(inv.id)
+        except ThreadBusy:
+            # Another process holds the thread; what it shows follows the database, and
+            # this pass comes back to it when the lease is free.
+            self.kick(inv.id)
+            return "the thread is being updated by another process; the link follows"
+        shown = await self.shown.all_for(inv.id)
+        n = len(inv.past_approvals)
+        if f"publish:{n}" not in shown:
+            raise PublishFailed("the thread shows no link to the issue")
+        return "linked in the thread and the root message"
+
+    async def unlink(self, inv: Investigation) -> bool:
+        """The approval is being rolled back: the same pass withdraws the link."""
+        try:
+            await self._publish_pass(inv.id)
+        except ThreadBusy:
+            self.kick(inv.id)
+        shown = await self.shown.all_for(inv.id)
+        return f"publish:{len(inv.past_approvals)}" in shown
+
+    async def _publish_pass(self, investigation_id: str) -> None:
+        try:
+            await self.sync(investigation_id)
+        except SlackApiError as exc:
+            error = str(exc.response.get("error", "")) if exc.response else ""
+            if error in ("ratelimited", "internal_error", "fatal_error", "service_unavailable"):
+                raise PublishUnknown(f"Slack answered {error}") from None
+            raise PublishFailed(f"Slack refused: {error or exc}") from None
+        except (TimeoutError, OSError, aiohttp.ClientError) as exc:
+            raise PublishUnknown(f"Slack did not answer ({type(exc).__name__})") from None
+
+    @contextlib.asynccontextmanager
+    async def _leased(self, investigation_id: str) -> AsyncIterator[None]:
+        """Hold the thread's lease for the pass, renewing it; ThreadBusy if another has it.
+        A pass that loses its lease (stalled past it) stops where it is."""
+        if self.leases is None:
+            yield
+            return
+        name, leases = f"slack-thread:{investigation_id}", self.leases
+        if not await leases.acquire(name, self.holder, self.lease_seconds):
+            raise ThreadBusy(investigation_id)
+        passing = asyncio.current_task()
+        assert passing is not None
+        lost = False
+
+        async def renew() -> None:
+            nonlocal lost
+            while True:
+                await asyncio.sleep(self.lease_seconds / 3)
+                if not await leases.renew(name, self.holder, self.lease_seconds):
+                    lost = True
+                    passing.cancel()
+                    return
+
+        renewing = asyncio.create_task(renew())
+        try:
+            yield
+        except asyncio.CancelledError:
+            if not lost:
+                raise
+            passing.uncancel()
+            raise ThreadBusy(investigation_id) from None
+        finally:
+            renewing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewing
+            if not lost:
+                await leases.release(name, self.holder)
 
     def _draft(self, inv: Investigation) -> dict[str, Any]:
         if inv.state is State.PUBLISHED and inv.publication is not None:
@@ -134,7 +244,8 @@ class SlackSync:
         digest = payload_hash(payload)
         record = shown.get(key)
         if record is not None and record.state == POSTED and record.ts:
-            if key in UPDATABLE and record.payload_hash != digest:
+            updatable = key in UPDATABLE or key.startswith("publish:")
+            if updatable and record.payload_hash != digest:
                 await self.client.chat_update(
                     channel=record.channel,
                     ts=record.ts,

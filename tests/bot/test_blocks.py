@@ -670,3 +670,11 @@ def test_help_message_is_not_escaped_twice():
     msg = check_message(B.help_message())
     assert msg["blocks"][0]["text"]["text"] == B.help_text()
     assert "&amp;lt;" not in mrkdwn(msg)
+
+
+def test_root_message_budget_line_shows_the_tokens_the_model_reported():
+    inv = completed()
+    inv.stats.model_calls, inv.stats.tool_calls, inv.stats.wall_seconds = 3, 4, 5.0
+    inv.stats.add_tokens(12_000, 345, "2026-11-30")
+    text = mrkdwn(B.root_message(inv))
+    assert "Budget used: 3 model calls · 4 tool calls · 12,345 tokens · 5.0 s" in text

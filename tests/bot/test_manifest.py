@@ -12,14 +12,14 @@ def test_manifest_matches_the_app():
     manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())
     app = (ROOT / "bot" / "slack" / "app.py").read_text()
     commands = [c["command"] for c in manifest["features"]["slash_commands"]]
-    assert commands == ["/investigate"] and '@app.command("/investigate")' in app
+    assert commands == ["/investigate"] and 'app.command("/investigate")' in app
     (shortcut,) = manifest["features"]["shortcuts"]
     assert shortcut["type"] == "message"
-    assert f'@app.shortcut("{shortcut["callback_id"]}")' in app
+    assert f'app.shortcut("{shortcut["callback_id"]}")' in app
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     assert events == {"app_home_opened", "message.channels", "message.groups"}
-    assert '@app.event("app_home_opened")' in app and '@app.event("message")' in app
+    assert 'app.event("app_home_opened")' in app and 'app.event("message")' in app
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
 
 

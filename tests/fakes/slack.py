@@ -46,7 +46,7 @@ class Call(NamedTuple):
 
 @dataclass
 class _Fault:
-    kind: str  # "fail" or "drop_response"
+    kind: str  # "fail", "drop_response", "hold" or "pass" (answered normally)
     status: int = 200
     retry_after: int | None = None
     error: str | None = None
@@ -126,6 +126,8 @@ class FakeSlack:
         self._next_micros = int(sec) * 1_000_000 + int(frac.ljust(6, "0"))
         self._view_seq = 0
         self._faults: dict[str, deque[_Fault]] = defaultdict(deque)
+        self._release: asyncio.Event | None = None
+        self.held: list[Call] = []  # calls applied whose answer is being held back
         self._cond: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
         self.api_url = ""
@@ -135,6 +137,7 @@ class FakeSlack:
 
     async def __aenter__(self) -> FakeSlack:
         self._cond = asyncio.Condition()
+        self._release = asyncio.Event()
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_get("/link", self._socket)
@@ -149,6 +152,7 @@ class FakeSlack:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
         for ws in list(self.sockets):
             await ws.close()
         if self._runner is not None:
@@ -235,6 +239,19 @@ class FakeSlack:
         for _ in range(count):
             self._faults[method].append(_Fault("drop_response"))
 
+    def hold_next(self, method: str, after: int = 0) -> None:
+        """After ``after`` more calls to ``method`` answered normally, the next one is APPLIED
+        and its answer held back until ``release()`` (or the caller gives up): the moment
+        to kill a client that is waiting on Slack. Held calls are listed in ``held``."""
+        for _ in range(after):
+            self._faults[method].append(_Fault("pass"))
+        self._faults[method].append(_Fault("hold"))
+
+    def release(self) -> None:
+        """Answer every held call (and any later one) at once."""
+        if self._release is not None:
+            self._release.set()
+
     # ------------------------------------------------------------------ HTTP
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -253,6 +270,11 @@ class FakeSlack:
             return self._fault_response(fault)
 
         body = self._dispatch(method, params, token)
+        if fault is not None and fault.kind == "hold":
+            self.held.append(self.calls[-1])
+            await self._notify()
+            assert self._release is not None
+            await self._release.wait()
         await self._notify()
         if fault is not None and fault.kind == "drop_response":
             assert request.transport is not None

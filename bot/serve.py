@@ -25,11 +25,14 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.budget import Limits
 from agent.domain import Scope
 from agent.errors import InputError
 from agent.publish.github import GitHubIssues
+from bot import llm
 from bot.cli import groq_from_env
 from bot.config import Project, Projects, Settings
+from bot.mcp_servers import load_servers, sentry_server
 from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
@@ -166,8 +169,13 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         lease = settings.incident_bot_lease_seconds
     if lease <= 0:
         raise InputError("the lease must be a positive number of seconds")
-    # The offline investigator, or the configured chat model (GROQ_API_KEY, GROQ_BASE_URL).
-    model = None if options.offline or not options.workers else groq_from_env(os.environ)
+    # The offline investigator, or the configured chat model (GROQ_API_KEY, GROQ_BASE_URL)
+    # with its pass-2 model, pre-fetch and token budgets (bot/llm.py).
+    chat = not options.offline and options.workers > 0
+    model = groq_from_env(os.environ) if chat else None
+    limits = Limits(**llm.token_limits_from_env(os.environ))
+    servers = load_servers(settings.incident_bot_config) if settings.incident_bot_config else {}
+    declared = sentry_server(servers, os.environ) if options.workers else None
     scenario = load_scenario(options.scenario)
     client = slack_client(settings)
     projects = served_projects(scenario.scope, settings.incident_bot_config)
@@ -176,13 +184,27 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    with tempfile.TemporaryDirectory(prefix="incident-bot-serve-") as tmp:
+    async with contextlib.AsyncExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="incident-bot-serve-"))
         runtime = None
         if options.workers:  # a web front alone needs no sources
             # A project may read its code from a mirror clone and its docs from an export.
             mirror, docs = await sources_for(projects.projects.get(scenario.scope.project_key))
             repo = mirror.path if mirror else await clone(scenario, Path(tmp))
-            runtime = ScenarioRuntime(scenario, repo, model=model, mirror=mirror, docs=docs)
+            sentry = declared[1] if declared else None  # else the scenario's recording
+            if sentry is not None:
+                await stack.enter_async_context(sentry)
+            runtime = ScenarioRuntime(
+                scenario,
+                repo,
+                model=model,
+                limits=limits,
+                extract_model=llm.extract_from_env(os.environ) if chat else None,
+                prefetch=llm.prefetch_from_env(os.environ),
+                sentry=sentry,
+                mirror=mirror,
+                docs=docs,
+            )
             await asyncio.gather(runtime.start(), create_schema(engine))
         else:
             await create_schema(engine)
@@ -206,6 +228,8 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             workers=options.workers,
             lease_seconds=lease,
         )
+        if runtime is not None:
+            runtime.ledger = bot.store  # the daily token budget counts what is stored
         # After a restart, every thread still in flight is brought up to date.
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)

@@ -6,15 +6,23 @@ start); the fake serves two recorded incidents side by side, as two projects.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import os
 import shutil
+import signal
+import sys
 import tempfile
+import time
 import tomllib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+import aiohttp
 import pytest
 import pytest_asyncio
 
@@ -24,8 +32,10 @@ from agent.tools.sentry_mcp import PACKAGE_ENTRY, SENTRY_CATALOG, parse_issue_de
 from bot.mcp_servers import ServerConfig, parse_servers, scope_pins, sentry_server
 from bot.recorded import Scenario, clone, load_scenario
 from bot.runtime import ScenarioRuntime, git_server
+from tests.bot.test_serve import SECRET, free_port, keys, signed
 from tests.conftest import ROOT, SHARED
 from tests.fakes.sentry import FakeSentry
+from tests.fakes.slack import FakeSlack
 
 ENTRY = ROOT / PACKAGE_ENTRY
 if not ENTRY.is_file():
@@ -320,3 +330,79 @@ async def test_the_real_server_leads_to_the_same_suspect_as_the_recording(
     assert [e.tool for e in sentry] == ["sentry__search_issues", "sentry__get_issue_details"]
     assert all(e.link and e.link.startswith(f"http://{live.fake.host}/") for e in sentry)
     assert "## Event Details" in sentry[1].content
+
+
+async def test_serve_reads_sentry_through_the_server_the_projects_file_declares(
+    live: Live, tmp_path: Path
+) -> None:
+    """`incident-bot serve` starts the declared server once and investigates through it."""
+    s = live.scenarios["orders-npe"]
+    scope = s.scope
+    config = tmp_path / "projects.toml"
+    config.write_text(
+        f"""
+[projects.{scope.project_key}]
+repository = "{scope.repository}"
+sentry_organization = "{scope.sentry_organization}"
+sentry_project = "{scope.sentry_project}"
+release_prefix = "{scope.release_prefix}"
+language = "{scope.language}"
+channels = ["*"]
+{CONFIG}
+""".replace('"--insecure-http"', f'"--insecure-http", "--host={live.fake.host}"')
+    )
+    port = free_port()
+    before = len(live.fake.calls)
+    async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:
+        env = {
+            **os.environ,
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": slack.api_url,
+            "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'b.db'}",
+            "INCIDENT_BOT_CONFIG": str(config),
+            TOKEN_VARIABLE: TOKEN,
+        }
+        env.pop("GITHUB_TOKEN", None)
+        proc = await asyncio.create_subprocess_exec(
+            *(str(Path(sys.executable).with_name("incident-bot")), "serve", "--offline"),
+            *("--scenario", str(SHARED / "orders-npe"), "--http", "--port", str(port)),
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            body = urlencode(
+                {
+                    "command": "/investigate",
+                    "text": s.question,
+                    "user_id": "U1",
+                    "channel_id": "C1",
+                    "team_id": "T0FAKE",
+                    "trigger_id": "t",
+                    "response_url": slack.api_url,
+                }
+            )
+            url = f"http://127.0.0.1:{port}/slack/events"
+            async with aiohttp.ClientSession() as http, asyncio.timeout(60):
+                while True:  # until the server listens
+                    with contextlib.suppress(aiohttp.ClientConnectionError):
+                        async with http.post(url, data=body, headers=signed(body)) as r:
+                            assert r.status == 200
+                            break
+                    await asyncio.sleep(0.2)
+            await slack.wait_for(lambda sl: "draft" in keys(sl), timeout=60)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, err.decode()[-2000:]
+    served = live.fake.calls[before:]
+    assert any("/issues/" in c.path for c in served), served
+    expected = json.loads((SHARED / "orders-npe" / "expected.json").read_text())
+    (diagnosis,) = [
+        json.dumps(m)
+        for m in slack.messages("C1")
+        if (m.get("metadata") or {}).get("event_payload", {}).get("key") == "diagnosis"
+    ]
+    assert expected["fault"]["file"].rsplit("/", 1)[-1] in diagnosis
+    assert expected["commit"][:7] in diagnosis

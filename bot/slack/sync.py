@@ -18,6 +18,7 @@ import os
 import socket
 from collections import defaultdict
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -72,6 +73,8 @@ class SlackSync:
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._dirty: set[str] = set()
         self._passes: set[asyncio.Task[None]] = set()
+        self._running: set[str] = set()
+        self._again: set[str] = set()
         self._wake = asyncio.Event()
         self._workspace_url: str | None = None
 
@@ -90,15 +93,28 @@ class SlackSync:
                 self._wake.clear()
                 dirty, self._dirty = self._dirty, set()
                 for investigation_id in dirty:
+                    if investigation_id in self._running:
+                        # One pass at a time per thread, and at most one waiting: a pass
+                        # reads the latest state, so the kicks of a busy run fold into one.
+                        self._again.add(investigation_id)
+                        continue
                     # Threads are independent: one slow thread must not hold up the others.
                     task = asyncio.create_task(self._pass(investigation_id))
+                    self._running.add(investigation_id)
                     self._passes.add(task)
-                    task.add_done_callback(self._passes.discard)
+                    task.add_done_callback(partial(self._passed, investigation_id))
             for task in list(self._passes):
                 with contextlib.suppress(Exception):
                     await task
         finally:
             stopping.cancel()
+
+    def _passed(self, investigation_id: str, task: asyncio.Task[None]) -> None:
+        self._passes.discard(task)
+        self._running.discard(investigation_id)
+        if investigation_id in self._again:
+            self._again.discard(investigation_id)
+            self.kick(investigation_id)
 
     async def _pass(self, investigation_id: str) -> None:
         try:
@@ -116,7 +132,9 @@ class SlackSync:
             if inv.origin.surface != "slack" or not inv.origin.channel:
                 return
             shown = await self.shown.all_for(inv.id)
-            root = await self._show(inv, shown, "root", blocks.root_message(inv), None)
+            # The root is posted if missing but updated last: cards first, then its state.
+            root_message = blocks.root_message(inv)
+            root = await self._show(inv, shown, "root", root_message, None, update=False)
             for ev in inv.evidence:
                 await self._show(inv, shown, ev.id, blocks.evidence_card(inv.id, ev), root)
             for call_id, question in asked(inv):
@@ -142,7 +160,7 @@ class SlackSync:
                     if payload is not None:
                         await self._show(inv, shown, f"publish:{n}", payload, root)
             # The root shows the state last, once its thread is complete.
-            await self._show(inv, shown, "root", blocks.root_message(inv), None)
+            await self._show(inv, shown, "root", root_message, None)
 
     # -- the publication saga's "link back in Slack" step (agent.publish.Backlink) --------
 
@@ -238,6 +256,8 @@ class SlackSync:
         key: str,
         payload: dict[str, Any],
         thread: str | None,
+        *,
+        update: bool = True,
     ) -> str:
         channel = inv.origin.channel
         assert channel is not None
@@ -245,7 +265,7 @@ class SlackSync:
         record = shown.get(key)
         if record is not None and record.state == POSTED and record.ts:
             updatable = key in UPDATABLE or key.startswith("publish:")
-            if updatable and record.payload_hash != digest:
+            if update and updatable and record.payload_hash != digest:
                 await self.client.chat_update(
                     channel=record.channel,
                     ts=record.ts,

@@ -33,6 +33,7 @@ from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
 from tests.fakes.chat import HOLD, FakeChat
+from tests.fakes.github import FakeGitHub
 from tests.fakes.slack import FakeSlack, signed_headers
 
 BIN = Path(sys.executable).with_name("incident-bot")
@@ -270,3 +271,97 @@ async def test_two_processes_bringing_one_thread_up_to_date_post_each_card_once(
             await engine.dispose()
     assert keys(slack) == ["root", "E1", "E2", "E3", "E4", "E5"]
     assert len(slack.calls_to("chat.postMessage")) == 6
+
+
+def button_value(slack: FakeSlack, action_id: str) -> dict[str, Any] | None:
+    """The value of our button with that action id, wherever it sits in the channel."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("action_id") == action_id:
+                return json.loads(node["value"])
+            node = list(node.values())
+        if isinstance(node, list):
+            for child in node:
+                found = walk(child)
+                if found is not None:
+                    return found
+        return None
+
+    return walk(slack.messages(CHANNEL))
+
+
+def approve(value: dict[str, Any], user: str) -> str:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user},
+        "team": {"id": "T0FAKE"},
+        "channel": {"id": CHANNEL},
+        "trigger_id": "trig.approve",
+        "container": {},
+        "actions": [
+            {
+                "action_id": "draft_approve",
+                "block_id": "b",
+                "value": json.dumps(value),
+                "type": "button",
+            }
+        ],
+    }
+    return urlencode({"payload": json.dumps(payload)})
+
+
+async def test_serve_killed_while_github_holds_the_create_answer_publishes_once(
+    built_scenarios, tmp_path
+):
+    """The issue exists but its answer never reached the process that asked: the worker that
+    takes the job over finds it by its marker and adopts it instead of creating another."""
+    folder = built_scenarios["orders"]
+    repo = load_scenario(folder).scope.repository
+    db = tmp_path / "bot.db"
+    async with (
+        FakeSlack(start_ts=f"{time.time():.6f}") as slack,
+        FakeGitHub(repos=[repo], token="ghs-durable") as github,
+        aiohttp.ClientSession() as http,
+    ):
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GROQ_", "SLACK_APP"))}
+        env.update(
+            SLACK_BOT_TOKEN="xoxb-test",
+            SLACK_SIGNING_SECRET=SECRET,
+            SLACK_API_URL=slack.api_url,
+            DATABASE_URL=f"sqlite+aiosqlite:///{db}",
+            INCIDENT_BOT_LEASE_SECONDS=LEASE,
+            GITHUB_API_URL=github.api_url,
+            GITHUB_TOKEN="ghs-durable",
+        )
+        github.timeout_after_apply_next("create_issue", delay=120)
+        port = free_port()
+        serve = ("serve", "--scenario", str(folder), "--offline", "--http", "--port", str(port))
+        async with process(env, *serve) as first:
+            url = f"http://127.0.0.1:{port}/slack/events"
+            assert await post(http, url, command("trig.publish")) == 200
+            await slack.wait_for(lambda s: button_value(s, "draft_approve") is not None, 60)
+            value = button_value(slack, "draft_approve")
+            assert value is not None
+            assert await post(http, url, approve(value, "U0BOB")) == 200
+            await github.wait_for(lambda g: len(g.issues[repo]) == 1, timeout=30)
+            await kill(first)  # the issue exists; the answer to the create is still held
+
+        async with process(env, "worker", "--scenario", str(folder), "--offline"):
+            await slack.wait_for(lambda s: root_says(s, "PUBLISHED"), timeout=60)
+
+    (issue,) = github.issues[repo]
+    assert len(github.calls_to("create_issue")) == 1  # adopted, never created twice
+    (lookup,) = github.calls_to("list_issues")  # by creator and since, not the search API
+    assert lookup.query.get("creator") and lookup.query.get("since")
+    engine = create_engine(f"sqlite+aiosqlite:///{db}")
+    try:
+        inv = await SqlStore(engine).load(value["investigation_id"])
+    finally:
+        await engine.dispose()
+    assert inv.state is State.PUBLISHED and inv.publication is not None
+    assert inv.publication.number == issue["number"]
+    assert inv.draft is not None and inv.draft.hash == value["hash"]
+    assert issue["title"] == inv.draft.title
+    assert issue["body"].startswith(inv.draft.body)  # then the hidden marker
+    assert keys(slack).count("publish:0") == 1

@@ -120,17 +120,13 @@ class Worker:
             inv.publish_refused("no issue tracker is configured")
             await self.save(inv)
             return
-        for _ in range(3):
-            try:
-                await self.saga.publish(inv, self.save)
-            except CompensationFailed as exc:
-                # Recorded with the investigation and shown in the thread; a human finishes it.
-                log.error("investigation %s: %s", inv.id, exc)
-            # A retry or "Create anyway" queued while this job ran found this job still
-            # unfinished and queued nothing of its own: take it on here.
-            inv = await self.store.load(inv.id)
-            if inv.state is not State.PUBLISH_QUEUED:
-                return
+        # A retry or "Create anyway" asked for while this runs queues the job once more
+        # (storage.jobs: again), so one pass is enough here.
+        try:
+            await self.saga.publish(inv, self.save)
+        except CompensationFailed as exc:
+            # Recorded with the investigation and shown in the thread; a human finishes it.
+            log.error("investigation %s: %s", inv.id, exc)
 
     async def _heartbeat(self, job: Job) -> None:
         while True:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, bindparam, case, insert, null, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
@@ -68,10 +68,27 @@ class SqlJobQueue:
         self._clock = clock
 
     async def enqueue(self, kind: str, investigation_id: str) -> Job:
-        """A queued job; or the unfinished one of this kind that already exists."""
-        existing = await self._unfinished(kind, investigation_id)
-        if existing is not None:
-            return existing
+        """A queued job; or the unfinished one of this kind that already exists. A running
+        one is marked to run again when it completes: what it was asked to do changed."""
+        for _ in range(3):
+            existing = await self._unfinished(kind, investigation_id)
+            if existing is None:
+                return await self._insert(kind, investigation_id)
+            if await self._again(existing):
+                return existing
+            # It finished between the two statements: a new one is needed.
+        return await self._insert(kind, investigation_id)
+
+    async def _again(self, job: Job) -> bool:
+        async with begin(self._engine) as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job.id, jobs.c.status.in_(UNFINISHED))
+                .values(again=jobs.c.status == "running")
+            )
+            return result.rowcount == 1
+
+    async def _insert(self, kind: str, investigation_id: str) -> Job:
         try:
             async with begin(self._engine) as conn:
                 result = await conn.execute(
@@ -127,8 +144,17 @@ class SqlJobQueue:
         await self._update_held(job, "renew", lease_until=self._clock() + lease)
 
     async def complete(self, job: Job) -> None:
+        """Done; or queued once more if it was asked for again while it ran."""
+        now = self._clock()
         await self._update_held(
-            job, "complete", status="done", lease_until=None, finished_at=self._clock()
+            job,
+            "complete",
+            status=case((jobs.c.again, "queued"), else_="done"),
+            finished_at=case(
+                (jobs.c.again, null()), else_=bindparam(None, now, type_=jobs.c.finished_at.type)
+            ),
+            again=False,
+            lease_until=None,
         )
 
     async def fail(self, job: Job, error: str) -> None:

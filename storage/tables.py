@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     CheckConstraint,
     Column,
     DateTime,
@@ -20,6 +21,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.types import TypeDecorator
@@ -162,6 +164,8 @@ jobs = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("finished_at", UTCDateTime, nullable=True),
     Column("last_error", Text, nullable=True),
+    # Asked for again while running (an answer, a retry): complete() queues it once more.
+    Column("again", Boolean, nullable=False, default=False, server_default=false()),
     CheckConstraint(
         "status IN ('queued', 'running', 'done', 'failed')",
         name="status",

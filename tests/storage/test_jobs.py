@@ -97,13 +97,42 @@ async def test_enqueue_returns_the_unfinished_job_of_the_same_kind(
 
     claimed = await queue.claim("w1", 30)
     assert claimed is not None and claimed.id == first.id
-    # Running is unfinished too: the same job comes back, with its holder.
-    again = await queue.enqueue("investigate", inv_id)
-    assert (again.id, again.worker) == (first.id, "w1")
-
     await queue.complete(claimed)
     after_done = await queue.enqueue("investigate", inv_id)
     assert after_done.id not in (first.id, other_kind.id)
+
+
+async def test_a_job_asked_for_while_it_runs_is_queued_again_when_it_completes(
+    queue: SqlJobQueue, engine: AsyncEngine
+) -> None:
+    """An answer or a retry arriving as the worker finishes must not be folded into a run
+    that already read the old state: the job runs once more."""
+    inv_id = await investigation(engine)
+    first = await queue.enqueue("publish", inv_id)
+    claimed = await queue.claim("w1", 30)
+    assert claimed is not None
+
+    # Running is unfinished too: the same job comes back, with its holder, marked again.
+    again = await queue.enqueue("publish", inv_id)
+    assert (again.id, again.worker) == (first.id, "w1")
+    assert (await queue.enqueue("publish", inv_id)).id == first.id  # marks fold into one
+
+    await queue.complete(claimed)
+    row = await job_row(engine, first.id)
+    assert (row["status"], row["again"], row["finished_at"]) == ("queued", False, None)
+    rerun = await queue.claim("w2", 30)
+    assert rerun is not None and (rerun.id, rerun.worker) == (first.id, "w2")
+    await queue.complete(rerun)
+    assert (await job_row(engine, first.id))["status"] == "done"
+    assert await queue.claim("w3", 30) is None
+
+    # Asked for while merely queued: it runs once, and is done.
+    queued = await queue.enqueue("publish", inv_id)
+    assert await queue.enqueue("publish", inv_id) == queued
+    held = await queue.claim("w1", 30)
+    assert held is not None
+    await queue.complete(held)
+    assert (await job_row(engine, queued.id))["status"] == "done"
 
 
 async def test_concurrent_enqueues_make_one_job(queue: SqlJobQueue, engine: AsyncEngine) -> None:

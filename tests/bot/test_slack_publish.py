@@ -54,8 +54,11 @@ async def test_a_rollback_then_a_lost_answer_then_create_anyway_then_the_link(
             lambda s: says(s, "publish:0", "rolled back", "undo create_issue", "add_labels"),
             timeout=10,
         )
-        root = item(bot.slack, "root")
-        assert root is not None and withdrawn["html_url"] not in json.dumps(root)
+        # The root follows within the same pass (it is updated after the thread).
+        await bot.slack.wait_for(
+            lambda s: withdrawn["html_url"] not in json.dumps(item(s, "root")),
+            timeout=10,
+        )
         log = json.dumps(item(bot.slack, "publish:0"))
         assert log.index("undo create_issue") > log.index("add_labels")
 

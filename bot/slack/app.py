@@ -10,6 +10,7 @@ import asyncio
 import inspect
 import json
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,9 +83,19 @@ def after_ack(register: Callable[..., Any]) -> Callable[[Listener], Listener]:
     return decorate
 
 
+# Work after acks runs a few at a time: a burst of commands then queues cheaply instead of
+# having hundreds of tasks contend for the database while later requests wait for their ack.
+WORK_AT_ONCE = 8
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 async def run(work: Listener, kwargs: dict[str, Any]) -> None:
+    slots = _slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(WORK_AT_ONCE))
     try:
-        await work(**kwargs)
+        async with slots:
+            await work(**kwargs)
     except Exception:
         log.exception("listener %s failed", work.__name__)
 

@@ -84,7 +84,8 @@ class MemoryStore:
         self.rows[inv.id] = inv.model_dump_json()
 
 
-def draft_for(repo: str) -> Investigation:
+def completed(repo: str, title: str, body: str) -> Investigation:
+    """A finished investigation with a draft, ready to approve."""
     now = utcnow()
     scope = Scope(
         project_key="shop",
@@ -96,9 +97,13 @@ def draft_for(repo: str) -> Investigation:
     )
     inv = Investigation.open("why do orders fail", scope, requester="U0ALICE")
     inv.start()
-    draft = Draft(repository=repo, title=f"NPE when saving orders ({repo})", body="Body.\n")
+    draft = Draft(repository=repo, title=title, body=body)
     inv.complete(Diagnosis(root_cause="a null customer reference"), draft)
     return inv
+
+
+def draft_for(repo: str) -> Investigation:
+    return completed(repo, f"NPE when saving orders ({repo})", "Body.\n")
 
 
 def inject(github: FakeGitHub, rng: random.Random, rate: float) -> list[str]:

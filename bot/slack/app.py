@@ -181,14 +181,10 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
 
     @after_ack(app.action("draft_approve"))
     async def on_approve(body: dict[str, Any], action: dict[str, Any]) -> None:
-        target = json.loads(action["value"])
-        user = body["user"]["id"]
-        inv = await d.store.load(target["investigation_id"])
-        project = d.projects.projects.get(inv.scope.project_key)
-        why_not = await may_approve(client, project, inv, user)
-        if why_not:
-            await ephemeral(channel_of(body), user, why_not)
+        allowed = await approving(body, action)
+        if allowed is None:
             return
+        target, user, inv = allowed
         # One key per approval of this version: a repeated click is the same approval (its
         # receipt, or a retry while the outcome is unknown); after a rollback it is a new one.
         key = f"slack:{inv.id}:{target['version']}:{target['hash']}:{len(inv.past_approvals)}"
@@ -215,14 +211,10 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
     async def on_create_anyway(body: dict[str, Any], action: dict[str, Any]) -> None:
         """The second explicit approval after a lost answer nobody could find: an approver's
         click, bound to the draft's version and hash and to the attempts made so far."""
-        target = json.loads(action["value"])
-        user = body["user"]["id"]
-        inv = await d.store.load(target["investigation_id"])
-        project = d.projects.projects.get(inv.scope.project_key)
-        why_not = await may_approve(client, project, inv, user)
-        if why_not:
-            await ephemeral(channel_of(body), user, why_not)
+        allowed = await approving(body, action)
+        if allowed is None:
             return
+        target, user, inv = allowed
         try:
             inv.create_anyway(
                 approver=user,
@@ -235,6 +227,21 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
             return
         await queue_publication(inv, body, user)
         d.sync.kick(inv.id)
+
+    async def approving(
+        body: dict[str, Any], action: dict[str, Any]
+    ) -> tuple[dict[str, Any], str, Investigation] | None:
+        """The button's target, the clicker and the investigation, if the clicker may
+        approve it; otherwise they are told why, and None."""
+        target = json.loads(action["value"])
+        user = body["user"]["id"]
+        inv = await d.store.load(target["investigation_id"])
+        project = d.projects.projects.get(inv.scope.project_key)
+        why_not = await may_approve(client, project, inv, user)
+        if why_not:
+            await ephemeral(channel_of(body), user, why_not)
+            return None
+        return target, user, inv
 
     async def queue_publication(inv: Investigation, body: dict[str, Any], user: str) -> None:
         try:

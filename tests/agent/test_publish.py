@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import timedelta
 
 import pytest
 
-from agent.domain import Diagnosis, Draft, Investigation, Scope, State, utcnow
+from agent.domain import Investigation, State, utcnow
 from agent.errors import (
     CompensationFailed,
     IdempotencyConflict,
@@ -23,26 +22,14 @@ from agent.publish.publisher import Publisher, issue_marker
 from storage.db import create_engine, create_schema
 from storage.store import SqlStore
 from tests.fakes.github import FakeGitHub
+from tests.publish_faults import completed as shared_completed
 
 REPO = "acme/shop"
 TOKEN = "ghs-test"
 
 
 def completed(repo: str = REPO, title: str = "NPE when saving orders") -> Investigation:
-    now = utcnow()
-    scope = Scope(
-        project_key="shop",
-        repository=repo,
-        sentry_organization="acme",
-        sentry_project="shop",
-        since=now - timedelta(hours=24),
-        until=now,
-    )
-    inv = Investigation.open("why do orders fail", scope, requester="U0ALICE")
-    inv.start()
-    draft = Draft(repository=repo, title=title, body="Orders without a reference fail.")
-    inv.complete(Diagnosis(root_cause="a null customer reference"), draft)
-    return inv
+    return shared_completed(repo, title, "Orders without a reference fail.")
 
 
 def approve(inv: Investigation, key: str = "key-1", approver: str = "U0BOB"):

@@ -101,16 +101,17 @@ def script(folder: Path) -> list[Any]:
     ]
 
 
-def environment(slack: FakeSlack, chat: FakeChat, db: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "SLACK_APP_TOKEN")}
+def environment(slack: FakeSlack, db: Path, **extra: str) -> dict[str, str]:
+    """The child's environment: ours without credentials, the fakes', and `extra`."""
+    drop = ("GITHUB_", "GROQ_", "SLACK_APP_TOKEN")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(
         SLACK_BOT_TOKEN="xoxb-test",
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack.api_url,
         DATABASE_URL=f"sqlite+aiosqlite:///{db}",
         INCIDENT_BOT_LEASE_SECONDS=LEASE,
-        GROQ_API_KEY=KEY,
-        GROQ_BASE_URL=chat.base_url,
+        **extra,
     )
     return env
 
@@ -207,7 +208,7 @@ async def test_killed_serve_and_worker_processes_are_taken_over_and_the_thread_c
     ):
         chat.script(script(folder))
         slack.hold_next("chat.postMessage", after=2)  # root and E1 answered, E2's answer held
-        env = environment(slack, chat, db)
+        env = environment(slack, db, GROQ_API_KEY=KEY, GROQ_BASE_URL=chat.base_url)
         port = free_port()
         async with process(env, *serve, str(port)) as first:
             url = f"http://127.0.0.1:{port}/slack/events"
@@ -324,16 +325,7 @@ async def test_serve_killed_while_github_holds_the_create_answer_publishes_once(
         FakeGitHub(repos=[repo], token="ghs-durable") as github,
         aiohttp.ClientSession() as http,
     ):
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GROQ_", "SLACK_APP"))}
-        env.update(
-            SLACK_BOT_TOKEN="xoxb-test",
-            SLACK_SIGNING_SECRET=SECRET,
-            SLACK_API_URL=slack.api_url,
-            DATABASE_URL=f"sqlite+aiosqlite:///{db}",
-            INCIDENT_BOT_LEASE_SECONDS=LEASE,
-            GITHUB_API_URL=github.api_url,
-            GITHUB_TOKEN="ghs-durable",
-        )
+        env = environment(slack, db, GITHUB_API_URL=github.api_url, GITHUB_TOKEN="ghs-durable")
         github.timeout_after_apply_next("create_issue", delay=120)
         port = free_port()
         serve = ("serve", "--scenario", str(folder), "--offline", "--http", "--port", str(port))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
-from tests.search.test_export import ENV, V1
+from tests.gitrepo import git
+from tests.search.test_export import V1
 
 
 def test_export_corpus_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -17,15 +17,10 @@ def test_export_corpus_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (work / "docs").mkdir(parents=True)
     (work / "docs" / "components.md").write_text(V1, encoding="utf-8")
 
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(work), *args], env=ENV, capture_output=True, text=True, check=True
-        ).stdout.strip()
-
-    git("init", "-q", "-b", "main")
-    git("add", "-A")
-    git("commit", "-q", "-m", "docs")
-    sha = git("rev-parse", "HEAD")
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", "docs")
+    sha = git(work, "rev-parse", "HEAD")
     (work / "docs" / "components.md").write_text("# changed, not committed\n")
 
     out = tmp_path / "corpus"

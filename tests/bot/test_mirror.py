@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,26 +17,10 @@ from bot.mirror import Mirror, MirrorError, named_commits, sources_for
 from bot.recorded import Scenario
 from bot.runtime import ScenarioRuntime
 from search.export import export_corpus
+from tests.gitrepo import git
 
-ENV = {
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_SYSTEM": os.devnull,
-    "GIT_AUTHOR_NAME": "Dev",
-    "GIT_AUTHOR_EMAIL": "dev@example.com",
-    "GIT_COMMITTER_NAME": "Dev",
-    "GIT_COMMITTER_EMAIL": "dev@example.com",
-}
 REPOSITORY = "acme/shop"
 APP = "src/app.py"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=ENV, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def commit(repo: Path, text: str, message: str) -> str:

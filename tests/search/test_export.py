@@ -5,34 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from search.corpus import CorpusError
 from search.export import INDEX_DIR, MANIFEST, STAMP, Manifest, export_corpus, open_corpus
+from tests.gitrepo import git
 
-ENV = {
-    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_SYSTEM": os.devnull,
-    "GIT_AUTHOR_NAME": "Dev",
-    "GIT_AUTHOR_EMAIL": "dev@example.com",
-    "GIT_COMMITTER_NAME": "Dev",
-    "GIT_COMMITTER_EMAIL": "dev@example.com",
-}
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00binary\xff"
 V1 = "# Componentes\n\n## CustomerReference\n\nUna referencia ausente se guarda vacía.\n"
 V2 = "# Componentes\n\n## CustomerReference\n\nUna referencia ausente es un error 400.\n"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=ENV, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture(scope="module")

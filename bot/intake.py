@@ -8,6 +8,8 @@ InputError). The natural keys:
 - Slack `/investigate`: `slack:<team>:<channel>:<user>:<trigger_id>`. Slack gives every
   invocation its own trigger_id, so a redelivered or replayed command is one request,
   and two invocations of the same words are two.
+- Slack's "Investigate this" modal: `slack:<team>:view:<view id>`; each opened modal has
+  its own view id, so a redelivered submission is the same request.
 - the CLI: `--idempotency-key KEY`, chosen by the caller (it only means something with
   a DATABASE_URL that outlives the run).
 """

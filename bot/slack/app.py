@@ -10,7 +10,7 @@ import asyncio
 import inspect
 import json
 import logging
-import weakref
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -56,48 +56,54 @@ class Deps:
 
 
 Listener = Callable[..., Awaitable[None]]
-_running: set[asyncio.Task[None]] = set()  # held so the loop does not drop them
 
 
-def after_ack(register: Callable[..., Any]) -> Callable[[Listener], Listener]:
-    """Ack in the request and run `work` after the response, as a task of its own.
+class AfterAck:
+    """Ack in the request and run the listener's work after the response, as a task.
 
     Bolt's ack-then-continue mode polls for the ack every 10 ms, and its lazy
     listeners deep-copy the request with its client (~2 ms each); this answers
-    Slack in a fraction of a millisecond. `work` names the arguments it wants
+    Slack in a fraction of a millisecond. The work names the arguments it wants
     (body, action, view, event), as a Bolt listener would.
+
+    Acks come first: work waits until no ack has been given for `quiet` seconds (at
+    most `longest_wait`), then runs `at_once` at a time. A burst of commands is answered
+    before any of them touches the database or wakes a worker.
     """
 
-    def decorate(work: Listener) -> Listener:
-        wanted = list(inspect.signature(work).parameters)
+    def __init__(self, at_once: int = 8, quiet: float = 0.005, longest_wait: float = 0.25):
+        self.quiet, self.longest_wait = quiet, longest_wait
+        self._slots = asyncio.Semaphore(at_once)
+        self._last_ack = 0.0
+        self._running: set[asyncio.Task[None]] = set()  # held so the loop keeps them
 
-        async def ack_then(args: AsyncArgs) -> None:
-            await args.ack()
-            task = asyncio.create_task(run(work, {n: getattr(args, n) for n in wanted}))
-            _running.add(task)
-            task.add_done_callback(_running.discard)
+    def __call__(self, register: Callable[..., Any]) -> Callable[[Listener], Listener]:
+        def decorate(work: Listener) -> Listener:
+            wanted = list(inspect.signature(work).parameters)
 
-        register(ack_then)
-        return work
+            async def ack_then(args: AsyncArgs) -> None:
+                await args.ack()
+                self._last_ack = time.monotonic()
+                kwargs = {n: getattr(args, n) for n in wanted}
+                task = asyncio.create_task(self._run(work, kwargs))
+                self._running.add(task)
+                task.add_done_callback(self._running.discard)
 
-    return decorate
+            register(ack_then)
+            return work
 
+        return decorate
 
-# Work after acks runs a few at a time: a burst of commands then queues cheaply instead of
-# having hundreds of tasks contend for the database while later requests wait for their ack.
-WORK_AT_ONCE = 8
-_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def run(work: Listener, kwargs: dict[str, Any]) -> None:
-    slots = _slots.setdefault(asyncio.get_running_loop(), asyncio.Semaphore(WORK_AT_ONCE))
-    try:
-        async with slots:
-            await work(**kwargs)
-    except Exception:
-        log.exception("listener %s failed", work.__name__)
+    async def _run(self, work: Listener, kwargs: dict[str, Any]) -> None:
+        give_up = time.monotonic() + self.longest_wait
+        # Polls a clock, not a flag: the wait ends when acks stop, which nothing signals.
+        while (now := time.monotonic()) < give_up and now - self._last_ack < self.quiet:  # noqa: ASYNC110
+            await asyncio.sleep(min(self.quiet - (now - self._last_ack), give_up - now))
+        try:
+            async with self._slots:
+                await work(**kwargs)
+        except Exception:
+            log.exception("listener %s failed", work.__name__)
 
 
 def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncApp:
@@ -105,6 +111,7 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
     # at once and work after it (after_ack).
     app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
     d = deps
+    after_ack = AfterAck()
 
     async def ephemeral(channel: str, user: str, text: str) -> None:
         await client.chat_postEphemeral(channel=channel, user=user, **blocks.error_ephemeral(text))
@@ -151,7 +158,10 @@ def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncA
     async def on_shortcut_submit(body: dict[str, Any], view: dict[str, Any]) -> None:
         meta = json.loads(view.get("private_metadata") or "{}")
         question = value_of(view, "question")
-        await start(question, meta.get("channel_id", ""), body["user"]["id"])
+        # A modal is submitted once: a second delivery of its view is the same request.
+        team, view_id = (body.get("team") or {}).get("id"), view.get("id")
+        key = f"slack:{team}:view:{view_id}" if view_id else None
+        await start(question, meta.get("channel_id", ""), body["user"]["id"], key)
 
     @after_ack(app.action("draft_edit"))
     async def on_edit(body: dict[str, Any], action: dict[str, Any]) -> None:

@@ -395,6 +395,15 @@ async def test_message_shortcut_prefills_a_modal_and_its_submission_investigates
     inv = await bot.settled(State.COMPLETED)
     assert inv.origin.channel == CHANNEL and inv.requester == REQUESTER
     assert inv.diagnosis.suspect.path.endswith("CustomerReference.java")
+    # The same view submitted again (a redelivery, a double click) is the same request.
+    await bot.submit(
+        "investigate_submit",
+        view,
+        {"question": "¿Por qué falla POST /orders al guardar pedidos?"},
+        REQUESTER,
+    )
+    await asyncio.sleep(0.3)  # time for a second investigation to be stored, were it to be
+    assert [x.id for x in await bot.store.recent(None, 10)] == [inv.id]
 
 
 async def test_app_home_lists_the_users_investigations(bot):

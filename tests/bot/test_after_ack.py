@@ -1,0 +1,76 @@
+"""AfterAck: the ack goes out in the request; the work waits for a pause in the acks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import SimpleNamespace
+from typing import Any
+
+from bot.slack.app import AfterAck
+
+
+def listener(
+    after_ack: AfterAck, started: list[tuple[str, float]], expected: int
+) -> tuple[Any, asyncio.Event]:
+    registered: list[Any] = []
+    all_started = asyncio.Event()
+
+    @after_ack(registered.append)
+    async def work(body: dict[str, Any]) -> None:
+        started.append((body["n"], time.monotonic()))
+        if len(started) == expected:
+            all_started.set()
+
+    return registered[0], all_started
+
+
+def args(n: str, acked: list[str]) -> SimpleNamespace:
+    async def ack() -> None:
+        acked.append(n)
+
+    return SimpleNamespace(ack=ack, body={"n": n})
+
+
+async def test_work_waits_until_the_acks_pause():
+    after_ack = AfterAck(quiet=0.2, longest_wait=5)
+    started: list[tuple[str, float]] = []
+    acked: list[str] = []
+    ack_then, all_started = listener(after_ack, started, 5)
+    for i in range(5):
+        await ack_then(args(str(i), acked))
+        assert acked[-1] == str(i)  # acked in the request itself
+        await asyncio.sleep(0.05)
+    last_ack = time.monotonic()
+    assert started == []  # acks kept coming closer than `quiet` apart
+    async with asyncio.timeout(5):
+        await all_started.wait()
+    assert sorted(n for n, _ in started) == ["0", "1", "2", "3", "4"]
+    assert min(at for _, at in started) >= last_ack + 0.1
+
+
+async def test_steady_acks_delay_work_by_at_most_the_longest_wait():
+    after_ack = AfterAck(quiet=10, longest_wait=0.1)
+    started: list[tuple[str, float]] = []
+    ack_then, all_started = listener(after_ack, started, 1)
+    await ack_then(args("only", []))
+    async with asyncio.timeout(5):  # not the 10 s of `quiet`
+        await all_started.wait()
+
+
+async def test_a_failing_work_is_logged_and_the_next_runs(caplog):
+    after_ack = AfterAck(quiet=0, at_once=1)
+    registered: list[Any] = []
+    done = asyncio.Event()
+
+    @after_ack(registered.append)
+    async def work(body: dict[str, Any]) -> None:
+        if body["n"] == "bad":
+            raise RuntimeError("boom")
+        done.set()
+
+    await registered[0](args("bad", []))
+    await registered[0](args("good", []))
+    async with asyncio.timeout(5):
+        await done.wait()
+    assert "listener work failed" in caplog.text

@@ -22,7 +22,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +40,7 @@ from agent.tools.sentry_mcp import (
     annotate_sentry,
     issue_url_to_id,
     sentry_pins,
+    utc_now,
 )
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -92,8 +95,11 @@ class ServerConfig(BaseModel):
             )
         return {child: environ[ours] for child, ours in self.env.items()}
 
-    def toolset(self, environ: Mapping[str, str] | None = None) -> McpToolset:
-        """The server's toolset (not started). Secrets are read from `environ` now."""
+    def toolset(
+        self, environ: Mapping[str, str] | None = None, clock: Callable[[], datetime] = utc_now
+    ) -> McpToolset:
+        """The server's toolset (not started). Secrets are read from `environ` now; `clock`
+        is the server's (it answers with times relative to it)."""
         environ = os.environ if environ is None else environ
         sentry = self.preset == "sentry"
         catalog = (
@@ -109,7 +115,7 @@ class ServerConfig(BaseModel):
             allow=set(self.allow or (SENTRY_READ_TOOLS if sentry else ())),
             pinned=dict(self.pinned),
             source=self.source,
-            annotate=annotate_sentry if sentry else None,
+            annotate=partial(annotate_sentry, clock=clock) if sentry else None,
             result_cap=self.result_cap,
             call_timeout=self.call_timeout,
             start_timeout=self.start_timeout,

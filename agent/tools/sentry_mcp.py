@@ -12,13 +12,17 @@ The server answers in Markdown. `annotate_sentry` keeps that text for the model
 and reads it back into the REST shapes (`issues`; `issue` + `event` with its
 exception entries) that the offline investigator and the surfaces read from
 `ToolResult.data`, the same shapes the recorded export gives. What the
-Markdown does not carry stays absent (the issue list shows no level, no exact
-times and no metadata beyond the title; frames carry no absPath).
+Markdown does not carry stays absent (the issue list shows no level and no
+metadata beyond the title; frames carry no absPath). The list's first and last
+seen are relative ("3 hours ago"; a date after 30 days): they are read back as
+the middle of the span the server rounded them to.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -68,13 +72,23 @@ _LIST_HEAD = re.compile(r"^## \d+\. \[(?P<short>[^\]]+)\]\((?P<url>[^)]*)\)$")
 _TITLE = re.compile(r"^(?P<type>[A-Za-z_$][\w.$<>\[\]:]*?): (?P<value>.*)$", re.DOTALL)
 
 
-def annotate_sentry(name: str, arguments: dict[str, Any], result: ToolResult) -> ToolResult:
-    """Link, title and structured data for a Sentry tool's Markdown answer."""
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def annotate_sentry(
+    name: str,
+    arguments: dict[str, Any],
+    result: ToolResult,
+    clock: Callable[[], datetime] = utc_now,
+) -> ToolResult:
+    """Link, title and structured data for a Sentry tool's Markdown answer. `clock` is
+    the server's: its list gives times relative to it."""
     if result.is_error:
         return result
     text = result.text
     if name == "search_issues":
-        issues = parse_issue_list(text)
+        issues = parse_issue_list(text, clock())
         return result.model_copy(
             update={
                 "data": {"issues": issues},
@@ -119,8 +133,27 @@ def _number(value: str | None) -> int | str | None:
     return int(value) if value.isdigit() else value
 
 
-def parse_issue_list(text: str) -> list[Json]:
-    """search_issues' Markdown: `## n. [SHORT-ID](url)`, the bold title, `- **Key**: value`."""
+_AGO = re.compile(r"^(?P<n>\d+) (?P<unit>minute|hour|day)s? ago$")
+
+
+def seen_at(value: str, now: datetime) -> str | None:
+    """The server's "N units ago" (whole units, rounded down) or its date-only form, as
+    an ISO time in the middle of the span it stands for; None for "N/A"."""
+    ago = _AGO.match(value)
+    if ago:
+        unit = timedelta(**{f"{ago['unit']}s": 1})
+        return (now - int(ago["n"]) * unit - unit / 2).isoformat()
+    try:
+        day = datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return (day + timedelta(hours=12)).isoformat()
+
+
+def parse_issue_list(text: str, now: datetime) -> list[Json]:
+    """search_issues' Markdown: `## n. [SHORT-ID](url)`, the bold title, `- **Key**: value`.
+
+    `now` is when the answer was read: the server wrote its times relative to its own."""
     issues: list[Json] = []
     current: Json | None = None
     for line in text.splitlines():
@@ -154,6 +187,8 @@ def parse_issue_list(text: str) -> list[Json]:
                 current["userCount"] = _number(value)
             elif key == "events":
                 current["count"] = str(value)
+            elif key in ("first seen", "last seen") and (at := seen_at(value, now)):
+                current["firstSeen" if key == "first seen" else "lastSeen"] = at
     return issues
 
 

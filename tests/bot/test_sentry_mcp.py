@@ -1,7 +1,9 @@
 """Sentry through the real @sentry/mcp-server (npm, over stdio) against the fake Sentry REST API.
 
 One server process and one fake for the whole module (the server takes seconds to
-start); the fake serves two recorded incidents side by side, as two projects.
+start); the fake serves the shared incidents and every fixture recipe side by side, a
+project each. The server's clock is moved to each recording's time (tests/fakes/
+node_clock.cjs), as its issue list gives times relative to it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 import tomllib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -28,12 +31,17 @@ import pytest_asyncio
 
 from agent.domain import Investigation
 from agent.tools.mcp import McpToolset
-from agent.tools.sentry_mcp import PACKAGE_ENTRY, SENTRY_CATALOG, parse_issue_details
+from agent.tools.sentry_mcp import (
+    PACKAGE_ENTRY,
+    SENTRY_CATALOG,
+    parse_issue_details,
+    parse_issue_list,
+)
 from bot.mcp_servers import ServerConfig, parse_servers, scope_pins, sentry_server
 from bot.recorded import Scenario, clone, load_scenario
 from bot.runtime import ScenarioRuntime, git_server
 from tests.bot.test_serve import SECRET, free_port, keys, signed
-from tests.conftest import ROOT, SHARED
+from tests.conftest import RECIPES, ROOT, SHARED, Built
 from tests.fakes.sentry import FakeSentry
 from tests.fakes.slack import FakeSlack
 
@@ -46,9 +54,14 @@ if not ENTRY.is_file():
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-SCENARIOS = ["orders-npe", "python-keyerror"]
+SHARED_SCENARIOS = ["orders-npe", "python-keyerror"]
+# And every fixture recipe (tests/fixtures/scenarios), built on first use.
+RECIPE_SCENARIOS = sorted(p.name for p in RECIPES.iterdir() if (p / "recipe.json").is_file())
+SCENARIOS = SHARED_SCENARIOS + RECIPE_SCENARIOS
 TOKEN_VARIABLE = "INCIDENT_BOT_TEST_SENTRY_TOKEN"
 TOKEN = "sntrys-fake-token-0123456789"
+# The server's clock is set to each recording's time (its list says "3 hours ago").
+CLOCK_SHIM = ROOT / "tests" / "fakes" / "node_clock.cjs"
 
 # The server as the projects file declares it. The allowlist names update_issue on
 # purpose: a tool the server marks as a write is never offered, whatever it says.
@@ -62,26 +75,54 @@ allow = ["search_issues", "get_issue_details", "search_issue_events", "update_is
 """
 
 
+class ReplayClock:
+    """The clock of the server (through CLOCK_SHIM) and of our reading of its answers:
+    the real one, moved to the time a recording was asked at."""
+
+    def __init__(self, file: Path) -> None:
+        self.file, self.offset = file, timedelta(0)
+        self.set(datetime.now(UTC))
+
+    def set(self, at: datetime) -> None:
+        self.offset = at - datetime.now(UTC)
+        self.file.write_text(str(round(self.offset.total_seconds() * 1000)))
+
+    def __call__(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+
 @dataclass
 class Live:
     fake: FakeSentry
     server: McpToolset
     config: ServerConfig
     scenarios: dict[str, Scenario]
+    clock: ReplayClock
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def live() -> AsyncIterator[Live]:
-    scenarios = {name: load_scenario(SHARED / name) for name in SCENARIOS}
+async def live(
+    tmp_path_factory: pytest.TempPathFactory, built_scenarios: Built
+) -> AsyncIterator[Live]:
+    scenarios = {name: load_scenario(SHARED / name) for name in SHARED_SCENARIOS}
+    scenarios |= {name: load_scenario(built_scenarios[name]) for name in RECIPE_SCENARIOS}
+    clock = ReplayClock(tmp_path_factory.mktemp("clock") / "offset-ms")
     async with FakeSentry(token=TOKEN) as fake:
         for s in scenarios.values():
             scope = s.scope
             fake.add(s.sentry, scope.sentry_organization, scope.sentry_project, *_window(s))
         config = parse_servers(tomllib.loads(CONFIG))["sentry"]
         config.args.append(f"--host={fake.host}")
-        server = config.toolset({TOKEN_VARIABLE: TOKEN, "SENTRY_DSN": "https://leak@x/1"})
+        config.args[:0] = ["--require", str(CLOCK_SHIM)]
+        config.env["INCIDENT_BOT_CLOCK_FILE"] = "CLOCK_FILE"
+        environ = {
+            TOKEN_VARIABLE: TOKEN,
+            "SENTRY_DSN": "https://leak@x/1",
+            "CLOCK_FILE": str(clock.file),
+        }
+        server = config.toolset(environ, clock=clock)
         async with server:
-            yield Live(fake, server, config, scenarios)
+            yield Live(fake, server, config, scenarios, clock)
 
 
 def _window(s: Scenario) -> tuple[Any, Any]:
@@ -285,6 +326,39 @@ async def test_markdown_of_a_chained_python_exception() -> None:
     )
 
 
+async def test_relative_times_of_the_issue_list_become_times() -> None:
+    def issue(n: int, first: str, last: str) -> str:
+        return "\n".join(
+            [
+                f"## {n}. [APP-{n}](https://acme.sentry.io/issues/APP-{n})",
+                "",
+                f"**Error {n}**",
+                "",
+                "- **Status**: unresolved",
+                f"- **First seen**: {first}",
+                f"- **Last seen**: {last}",
+                "",
+            ]
+        )
+
+    text = "Found **3** issues:\n\n" + "\n".join(
+        [
+            issue(1, "3 hours ago", "0 minutes ago"),
+            issue(2, "1 day ago", "45 minutes ago"),
+            issue(3, "2025-03-14", "N/A"),
+        ]
+    )
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    first, second, third = parse_issue_list(text, now)
+    # The middle of the span the server rounded down to.
+    assert first["firstSeen"] == "2026-11-30T08:30:00+00:00"
+    assert first["lastSeen"] == "2026-11-30T11:59:30+00:00"
+    assert second["firstSeen"] == "2026-11-29T00:00:00+00:00"  # 24 to 48 hours ago
+    assert second["lastSeen"] == "2026-11-30T11:14:30+00:00"
+    assert third["firstSeen"] == "2025-03-14T12:00:00+00:00"
+    assert "lastSeen" not in third
+
+
 async def _investigate(runtime: ScenarioRuntime, inv: Investigation) -> Investigation:
     async def save(_: Investigation) -> None:
         return None
@@ -310,6 +384,7 @@ async def test_the_real_server_leads_to_the_same_suspect_as_the_recording(
     try:
         repo = await clone(s, tmp)
         results = {}
+        live.clock.set(s.scope.asked_at)
         for how, sentry in (("recorded", None), ("live", live.server)):
             runtime = ScenarioRuntime(s, repo, git=git, sentry=sentry, can_ask=False)
             inv = await _investigate(runtime, Investigation.open(s.question, s.scope))

@@ -11,13 +11,14 @@ import inspect
 import json
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.kwargs_injection.async_args import AsyncArgs
+from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.domain import Investigation, Origin, Scope, State, utcnow
@@ -59,51 +60,70 @@ Listener = Callable[..., Awaitable[None]]
 
 
 class AfterAck:
-    """Ack in the request and run the listener's work after the response, as a task.
+    """Ack in the request and run the listener's work after the response.
 
     Bolt's ack-then-continue mode polls for the ack every 10 ms, and its lazy
     listeners deep-copy the request with its client (~2 ms each); this answers
     Slack in a fraction of a millisecond. The work names the arguments it wants
     (body, action, view, event), as a Bolt listener would.
 
-    Acks come first: work waits until no ack has been given for `quiet` seconds (at
-    most `longest_wait`), then runs `at_once` at a time. A burst of commands is answered
-    before any of them touches the database or wakes a worker.
+    Acks come first: work queues until no ack has been given for `quiet` seconds (or
+    its oldest item has waited `longest_wait`), then runs `at_once` at a time. A burst
+    of commands is answered before any of them touches the database or wakes a worker,
+    and one drainer task, not one timer per request, watches for the pause.
     """
 
     def __init__(self, at_once: int = 8, quiet: float = 0.005, longest_wait: float = 0.25):
         self.quiet, self.longest_wait = quiet, longest_wait
         self._slots = asyncio.Semaphore(at_once)
         self._last_ack = 0.0
+        self._queued: deque[tuple[float, Listener, dict[str, Any]]] = deque()
+        self._drainer: asyncio.Task[None] | None = None
         self._running: set[asyncio.Task[None]] = set()  # held so the loop keeps them
 
     def __call__(self, register: Callable[..., Any]) -> Callable[[Listener], Listener]:
         def decorate(work: Listener) -> Listener:
             wanted = list(inspect.signature(work).parameters)
 
-            async def ack_then(args: AsyncArgs) -> None:
-                await args.ack()
-                self._last_ack = time.monotonic()
-                kwargs = {n: getattr(args, n) for n in wanted}
-                task = asyncio.create_task(self._run(work, kwargs))
-                self._running.add(task)
-                task.add_done_callback(self._running.discard)
+            async def ack_then(ack: AsyncAck, **kwargs: Any) -> None:
+                await ack()
+                self._last_ack = now = time.monotonic()
+                self._queued.append((now, work, kwargs))
+                if self._drainer is None or self._drainer.done():
+                    self._drainer = asyncio.create_task(self._drain())
 
+            # Bolt injects the arguments a listener's signature names: ack and the work's.
+            ack_then.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+                [
+                    inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                    for n in ["ack", *wanted]
+                ]
+            )
             register(ack_then)
             return work
 
         return decorate
 
+    async def _drain(self) -> None:
+        while self._queued:
+            oldest = self._queued[0][0]
+            wait = min(self._last_ack + self.quiet, oldest + self.longest_wait) - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            await self._slots.acquire()
+            _, work, kwargs = self._queued.popleft()
+            task = asyncio.create_task(self._run(work, kwargs))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+
     async def _run(self, work: Listener, kwargs: dict[str, Any]) -> None:
-        give_up = time.monotonic() + self.longest_wait
-        # Polls a clock, not a flag: the wait ends when acks stop, which nothing signals.
-        while (now := time.monotonic()) < give_up and now - self._last_ack < self.quiet:  # noqa: ASYNC110
-            await asyncio.sleep(min(self.quiet - (now - self._last_ack), give_up - now))
         try:
-            async with self._slots:
-                await work(**kwargs)
+            await work(**kwargs)
         except Exception:
             log.exception("listener %s failed", work.__name__)
+        finally:
+            self._slots.release()
 
 
 def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncApp:

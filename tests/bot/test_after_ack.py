@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from types import SimpleNamespace
 from typing import Any
 
 from bot.slack.app import AfterAck
@@ -22,14 +22,18 @@ def listener(
         if len(started) == expected:
             all_started.set()
 
+    # Bolt reads what to inject from the listener's signature.
+    assert list(inspect.signature(registered[0]).parameters) == ["ack", "body"]
     return registered[0], all_started
 
 
-def args(n: str, acked: list[str]) -> SimpleNamespace:
+def args(n: str, acked: list[str]) -> dict[str, Any]:
+    """What Bolt injects into a listener that names `ack` and `body`."""
+
     async def ack() -> None:
         acked.append(n)
 
-    return SimpleNamespace(ack=ack, body={"n": n})
+    return {"ack": ack, "body": {"n": n}}
 
 
 async def test_work_waits_until_the_acks_pause():
@@ -38,7 +42,7 @@ async def test_work_waits_until_the_acks_pause():
     acked: list[str] = []
     ack_then, all_started = listener(after_ack, started, 5)
     for i in range(5):
-        await ack_then(args(str(i), acked))
+        await ack_then(**args(str(i), acked))
         assert acked[-1] == str(i)  # acked in the request itself
         await asyncio.sleep(0.05)
     last_ack = time.monotonic()
@@ -53,7 +57,7 @@ async def test_steady_acks_delay_work_by_at_most_the_longest_wait():
     after_ack = AfterAck(quiet=10, longest_wait=0.1)
     started: list[tuple[str, float]] = []
     ack_then, all_started = listener(after_ack, started, 1)
-    await ack_then(args("only", []))
+    await ack_then(**args("only", []))
     async with asyncio.timeout(5):  # not the 10 s of `quiet`
         await all_started.wait()
 
@@ -69,8 +73,8 @@ async def test_a_failing_work_is_logged_and_the_next_runs(caplog):
             raise RuntimeError("boom")
         done.set()
 
-    await registered[0](args("bad", []))
-    await registered[0](args("good", []))
+    await registered[0](**args("bad", []))
+    await registered[0](**args("good", []))
     async with asyncio.timeout(5):
         await done.wait()
     assert "listener work failed" in caplog.text

@@ -316,7 +316,9 @@ class Loop:
             return None
         finish = [t for t in LOCAL_TOOLS if t.name == "finish_investigation"]
         try:
-            response = await self.extractor.request(extract.messages(inv, notes, reason), finish)
+            response = await self.extractor.request(
+                extract.messages(inv, notes, reason), finish, require_tool=True
+            )
         except Exception as exc:
             log.warning("pass 2: the extraction model failed: %s", type(exc).__name__)
             return None

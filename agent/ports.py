@@ -47,9 +47,12 @@ class ModelResponse(BaseModel):
 
 
 class Model(Protocol):
-    """One async request: messages and tool schemas in, an assistant message out."""
+    """One async request: messages and tool schemas in, an assistant message out.
+    `require_tool`: the answer must call one of the tools (no prose)."""
 
-    async def request(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse: ...
+    async def request(
+        self, messages: list[Message], tools: list[ToolSpec], *, require_tool: bool = False
+    ) -> ModelResponse: ...
 
 
 @runtime_checkable

@@ -73,7 +73,9 @@ class GroqModel:
         if self._owns_client:
             await self._client.close()
 
-    async def request(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
+    async def request(
+        self, messages: list[Message], tools: list[ToolSpec], *, require_tool: bool = False
+    ) -> ModelResponse:
         params: dict[str, Any] = {
             "model": self.model,
             "messages": [to_wire(m) for m in messages],
@@ -81,7 +83,7 @@ class GroqModel:
         }
         if tools:
             params["tools"] = [tool_to_wire(t) for t in tools]
-            params["tool_choice"] = "auto"
+            params["tool_choice"] = "required" if require_tool else "auto"
         log.debug(
             "groq request: model=%s messages=%d tools=%d", self.model, len(messages), len(tools)
         )

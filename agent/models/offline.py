@@ -126,7 +126,9 @@ class OfflineInvestigator:
         self.words: Words = words_for(scope.language)
         self._analysis: tuple[int, Analysis | None] | None = None
 
-    async def request(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
+    async def request(
+        self, messages: list[Message], tools: list[ToolSpec], *, require_tool: bool = False
+    ) -> ModelResponse:
         offered = {t.name for t in tools}
         trail = Trail.read(messages)
         action = self.decide(trail, offered)

@@ -15,7 +15,9 @@ class ScriptedModel:
         self.steps = list(steps)
         self.requests: list[tuple[list[Message], list[ToolSpec]]] = []
 
-    async def request(self, messages: list[Message], tools: list[ToolSpec]) -> ModelResponse:
+    async def request(
+        self, messages: list[Message], tools: list[ToolSpec], *, require_tool: bool = False
+    ) -> ModelResponse:
         self.requests.append((list(messages), list(tools)))
         if not self.steps:
             raise RuntimeError("the script has no more steps")

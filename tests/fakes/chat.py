@@ -313,6 +313,10 @@ def validate(body: Any) -> str | None:
                 return f"tools.{k}: invalid function name {fn.get('name')!r}"
             if not isinstance(fn.get("parameters", {}), dict):
                 return f"tools.{k}: parameters must be an object"
+        if body.get("tool_choice", "auto") not in ("none", "auto", "required") and not (
+            isinstance(body["tool_choice"], dict) and body["tool_choice"].get("type") == "function"
+        ):
+            return "'tool_choice' must be none, auto, required or a named function"
     elif body.get("tool_choice") not in (None, "none"):
         return "'tool_choice' is only allowed when 'tools' are given"
     return None

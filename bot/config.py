@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     # The login the token creates issues as (`my-app[bot]` for a GitHub App, whose token
     # cannot read GET /user); without it the publisher asks GET /user once.
     github_login: str | None = None
+    # A note on the Sentry issue linking the published one (agent.publish.sentry); this
+    # token writes, and is not the read token of the Sentry MCP server.
+    sentry_api_url: str = "https://sentry.io"
+    sentry_write_token: SecretStr | None = None
     database_url: str | None = None
     incident_bot_config: Path | None = None
     # How long a job or a thread stays with a process that stopped answering.

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from agent.budget import Limits
 from agent.domain import Scope
 from agent.errors import InputError
 from agent.publish.github import GitHubIssues
+from agent.publish.publisher import Backlink
+from agent.publish.sentry import SentryNote
 from bot import llm
 from bot.cli import groq_from_env
 from bot.config import Project, Projects, Settings
@@ -101,6 +104,7 @@ def assemble(
     signing_secret: str,
     *,
     publisher: Publisher | None = None,
+    links: Sequence[Backlink] = (),
     workers: int = 1,
     lease_seconds: float = 30.0,
 ) -> Bot:
@@ -114,7 +118,7 @@ def assemble(
             jobs,
             runtime.loop_for,
             publisher=publisher,
-            links=[sync],  # the saga's "link back in Slack" step
+            links=[sync, *links],  # the saga's link-back steps: Slack, then the others
             changed=sync.kick,
             lease_seconds=lease_seconds,
         )
@@ -136,6 +140,14 @@ def assemble(
         once=SqlIdempotency(engine),
     )
     return Bot(build_app(client, signing_secret, deps), store, jobs, shown, sync, pool)
+
+
+def backlinks(settings: Settings) -> list[Backlink]:
+    """The link-back steps besides Slack's: a note on the Sentry issue when a Sentry
+    write token is set."""
+    secret = settings.sentry_write_token
+    token = secret.get_secret_value() if secret else ""
+    return [SentryNote(settings.sentry_api_url, token)] if token else []
 
 
 def served_projects(scope: Scope, config: Path | None) -> Projects:
@@ -225,6 +237,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             projects,
             secret.get_secret_value() if secret else "",
             publisher=publisher,
+            links=backlinks(settings),
             workers=options.workers,
             lease_seconds=lease,
         )

@@ -32,12 +32,16 @@ ISSUE = "/repos/{owner}/{repo}/issues/{number}"
 LOOKUP_PAGES = 10  # 1,000 issues by the bot since the attempt: far more than ever happen
 
 
-def marker(investigation_id: str, draft_hash: str, approval_key: str) -> str:
-    """Hidden in the issue body, so a lost answer is settled by finding the issue later.
-    The approval is named too: an earlier, rolled-back attempt is never taken for it."""
+def marker_fields(investigation_id: str, draft_hash: str, approval_key: str) -> str:
+    """What a marker names. The approval is named too (hashed, the key is not shown): an
+    earlier, rolled-back attempt is never taken for it."""
     approval = hashlib.sha256(approval_key.encode()).hexdigest()[:16]
-    fields = f"investigation={investigation_id} draft={draft_hash} approval={approval}"
-    return f"<!-- incident-bot {fields} -->"
+    return f"investigation={investigation_id} draft={draft_hash} approval={approval}"
+
+
+def marker(investigation_id: str, draft_hash: str, approval_key: str) -> str:
+    """Hidden in the issue body, so a lost answer is settled by finding the issue later."""
+    return f"<!-- incident-bot {marker_fields(investigation_id, draft_hash, approval_key)} -->"
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def approve(inv: Investigation, key: str = "key-1", approver: str = "U0BOB"):
 
 
 class Link:
-    """A backlink port whose far end is a list (stands for Sentry, which has no fake here)."""
+    """A backlink port whose far end is a list (the real Sentry note: test_sentry_note.py)."""
 
     def __init__(self, name: str, fail: Exception | None = None) -> None:
         self.name = name

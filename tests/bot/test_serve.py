@@ -12,6 +12,9 @@ from urllib.parse import urlencode
 
 import aiohttp
 
+from agent.publish.sentry import SentryNote
+from bot.config import Settings
+from bot.serve import backlinks
 from tests.fakes.slack import FakeSlack, signed_headers
 
 SECRET = "serve-secret"
@@ -136,3 +139,18 @@ async def test_serve_in_socket_mode_takes_a_command_over_the_websocket(built_sce
             proc.send_signal(signal.SIGTERM)
             _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 0, err.decode()[-2000:]
+
+
+def test_a_sentry_write_token_adds_the_sentry_note_step(monkeypatch):
+    for name in ("SENTRY_WRITE_TOKEN", "SENTRY_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert backlinks(Settings()) == []
+    monkeypatch.setenv("SENTRY_WRITE_TOKEN", "")
+    assert backlinks(Settings()) == []
+    monkeypatch.setenv("SENTRY_WRITE_TOKEN", "sntrys-write")
+    (note,) = backlinks(Settings())
+    assert isinstance(note, SentryNote) and note.base_url == "https://sentry.io"
+    monkeypatch.setenv("SENTRY_API_URL", "https://sentry.example.com/")
+    (note,) = backlinks(Settings())
+    assert isinstance(note, SentryNote) and note.base_url == "https://sentry.example.com"
+    assert "sntrys-write" not in repr(Settings())

@@ -13,6 +13,13 @@ relative periods (``statsPeriod=24h``) count back from there, and nothing
 outside the recorded window is served, as Sentry would have answered when the
 question was asked. Every request is kept in ``calls`` (method, path, query).
 
+It also keeps notes (comments) on issues, the one write incident-bot makes
+(agent.publish.sentry), in ``notes`` (issue id → activities, oldest first).
+They take the separate ``write_token``: the read token may list them but not
+write them (403), any other is 401. ``fail_next``, ``drop_next``,
+``drop_after_apply_next`` and ``timeout_after_apply_next`` make the next call
+to ``list_notes``, ``create_note`` or ``delete_note`` fail.
+
 Routes (all under /api/0/):
 
 =============================================  ==========================================
@@ -26,22 +33,31 @@ organizations/{org}/issues/{id}/               one issue, by id or short id
 organizations/{org}/issues/{id}/events/        its events (query, sort, per_page, full)
 organizations/{org}/issues/{id}/events/{eid}/  one event; ``latest`` for the newest
 organizations/{org}/issues/{id}/autofix/       no Seer run ({"autofix": null})
+organizations/{org}/issues/{id}/comments/      GET the notes, newest first (``cursor``,
+                                               a Link header); POST ``{"text"}`` → 201
+organizations/{org}/issues/{id}/comments/{n}/  DELETE one of the token's own → 204
 organizations/{org}/issues/{id}/external-issues/  none
 organizations/{org}/replay-count/              none
 organizations/{org}/events/                    no spans (the trace lookups of issue details)
 projects/{org}/{project}/stacktrace-link/      no code mapping
 =============================================  ==========================================
 
-A wrong token is 401, an unknown organization, project, issue or event 404,
-with Sentry's ``{"detail": ...}`` body.
+A wrong token is 401, an unknown organization, project, issue, event or note
+404, with Sentry's ``{"detail": ...}`` body; a note posted again within the
+hour is 400 ("You have already posted that comment."), as Sentry answers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
+import itertools
 import json
 import re
+from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -57,10 +73,22 @@ _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks
 _TOKEN = re.compile(r'(!?)([\w.\-]+):("[^"]*"|\S+)|"([^"]*)"|(\S+)')
 
 
+NOTE_ROUTES = ("list_notes", "create_note", "delete_note")
+BOT_USER: Json = {"id": "1", "name": "Incident Bot", "email": "bot@example.com"}
+DUPLICATE = "You have already posted that comment."
+
+
 class Call(NamedTuple):
     method: str
     path: str
     query: dict[str, str]
+
+
+@dataclass
+class _Fault:
+    kind: str  # "fail", "drop", "drop_after_apply", "timeout_after_apply"
+    status: int = 502
+    delay: float = 0.0
 
 
 def _time(value: Any) -> datetime | None:
@@ -185,9 +213,16 @@ class FakeSentry:
         until: datetime | None = None,
         *,
         token: str = "sntrys-test",
+        write_token: str = "sntrys-write",
     ) -> None:
         self.token = token
+        self.write_token = write_token
         self.calls: list[Call] = []
+        self.notes: dict[str, list[Json]] = defaultdict(list)
+        self.notes_per_page = 100
+        self._note_ids = itertools.count(4_300_001)
+        self._faults: dict[str, deque[_Fault]] = defaultdict(deque)
+        self._closing = asyncio.Event()
         self.exports: list[Export] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -210,6 +245,7 @@ class FakeSentry:
         return f"127.0.0.1:{self.port}"
 
     async def start(self) -> None:
+        self._closing = asyncio.Event()
         app = web.Application(middlewares=[self._middleware])
         routes = [
             ("/api/0/auth/", self._auth),
@@ -229,6 +265,10 @@ class FakeSentry:
         ]
         for path, handler in routes:
             app.router.add_get(path, handler)
+        notes = "/api/0/organizations/{org}/issues/{issue}/comments/"
+        app.router.add_get(notes, self._faulty("list_notes", self._list_notes))
+        app.router.add_post(notes, self._faulty("create_note", self._create_note))
+        app.router.add_delete(notes + "{note}/", self._faulty("delete_note", self._delete_note))
         # Anything else (writes included) is Sentry's JSON 404, not aiohttp's text one.
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         self._runner = web.AppRunner(app, access_log=None)
@@ -240,6 +280,7 @@ class FakeSentry:
         self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
+        self._closing.set()  # wake handlers holding an answer back
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -259,12 +300,46 @@ class FakeSentry:
     def calls_to(self, fragment: str) -> list[Call]:
         return [c for c in self.calls if fragment in c.path]
 
+    # -- notes: seeding and faults ----------------------------------------------------
+
+    def add_note(self, issue: str, text: str, user: Json | None = None) -> Json:
+        """Seed a note on issue id `issue` (no call recorded), by someone else by default."""
+        author = user or {"id": "2", "name": "Jane Oncall", "email": "jane@example.com"}
+        return self._new_note(issue, text, author)
+
+    def fail_next(self, route: str, status: int = 502, count: int = 1) -> None:
+        """The next `count` calls to `route` answer `status` and are NOT applied."""
+        self._queue(route, count, _Fault("fail", status=status))
+
+    def drop_next(self, route: str, count: int = 1) -> None:
+        """The connection is closed before answering; the call is NOT applied."""
+        self._queue(route, count, _Fault("drop"))
+
+    def drop_after_apply_next(self, route: str, count: int = 1) -> None:
+        """The call IS applied, then the connection is closed without an answer."""
+        self._queue(route, count, _Fault("drop_after_apply"))
+
+    def timeout_after_apply_next(self, route: str, delay: float = 30.0, count: int = 1) -> None:
+        """The call IS applied, then the answer is held back `delay` seconds (more than the
+        client's timeout); shutting the fake down releases it."""
+        self._queue(route, count, _Fault("timeout_after_apply", delay=delay))
+
+    def _queue(self, route: str, count: int, fault: _Fault) -> None:
+        assert route in NOTE_ROUTES, f"faults are for {NOTE_ROUTES}"
+        self._faults[route].extend([fault] * count)
+
     # -- plumbing ---------------------------------------------------------------------
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         self.calls.append(Call(request.method, request.path, dict(request.query)))
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        given = request.headers.get("Authorization")
+        if "/comments/" in request.path:  # notes take the write token; reading them, either
+            if given == f"Bearer {self.token}" and request.method != "GET":
+                return _detail(403, "You do not have permission to perform this action.")
+            if given not in (f"Bearer {self.write_token}", f"Bearer {self.token}"):
+                return _detail(401, "Invalid token")
+        elif given != f"Bearer {self.token}":
             return _detail(401, "Invalid token header. No credentials provided.")
         org = request.match_info.get("org")
         if org is not None and not self._of(org):
@@ -343,7 +418,7 @@ class FakeSentry:
     # -- handlers --------------------------------------------------------------------------
 
     async def _auth(self, request: web.Request) -> web.Response:
-        return web.json_response({"id": "1", "name": "Incident Bot", "email": "bot@example.com"})
+        return web.json_response(BOT_USER)
 
     async def _organizations(self, request: web.Request) -> web.Response:
         orgs = sorted({e.organization for e in self.exports})
@@ -450,6 +525,102 @@ class FakeSentry:
 
     async def _unknown(self, request: web.Request) -> web.Response:
         return _detail(404, "The requested resource does not exist")
+
+    # -- notes (GroupNotesEndpoint, GroupNotesDetailsEndpoint) ------------------------------
+
+    def _faulty(self, route: str, apply: Handler) -> Handler:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            fault = self._faults[route].popleft() if self._faults.get(route) else None
+            if fault is not None and fault.kind == "fail":
+                return _detail(fault.status, "Internal Error")
+            if fault is not None and fault.kind == "drop":
+                return _dropped(request)
+            response = await apply(request)
+            if fault is not None and fault.kind == "drop_after_apply":
+                return _dropped(request)
+            if fault is not None and fault.kind == "timeout_after_apply":
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), fault.delay)
+            return response
+
+        return handler
+
+    def _new_note(self, issue: str, text: str, user: Json) -> Json:
+        note = {
+            "id": str(next(self._note_ids)),
+            "user": user,
+            "sentry_app": None,
+            "type": "note",
+            "data": {"text": text},
+            "dateCreated": _iso(datetime.now(UTC)),
+        }
+        self.notes[issue].append(note)
+        return note
+
+    def _issue_id(self, request: web.Request) -> str | None:
+        found = self._issue_of(request)
+        return str(found[1]["id"]) if found else None
+
+    async def _list_notes(self, request: web.Request) -> web.Response:
+        issue = self._issue_id(request)
+        if issue is None:
+            return _detail(404, "The requested resource does not exist")
+        newest = list(reversed(self.notes.get(issue, [])))
+        cursor = request.query.get("cursor", "0:0:0").split(":")
+        offset = int(cursor[1]) if len(cursor) == 3 and cursor[1].isdigit() else 0
+        size = self.notes_per_page
+        page = newest[offset : offset + size]
+        url = f"http://{self.host}{request.path}"
+
+        def link(rel: str, at: int, results: bool) -> str:
+            at_cursor = f"0:{max(at, 0)}:{int(rel == 'previous')}"
+            flag = "true" if results else "false"
+            params = f'rel="{rel}"; results="{flag}"; cursor="{at_cursor}"'
+            return f"<{url}?&cursor={at_cursor}>; {params}"
+
+        links = [link("previous", offset - size, offset > 0)]
+        links.append(link("next", offset + size, offset + size < len(newest)))
+        return web.json_response(copy.deepcopy(page), headers={"Link": ", ".join(links)})
+
+    async def _create_note(self, request: web.Request) -> web.Response:
+        issue = self._issue_id(request)
+        if issue is None:
+            return _detail(404, "The requested resource does not exist")
+        try:
+            body = await request.json()
+        except ValueError:
+            return _detail(400, "Malformed request")
+        text = body.get("text") if isinstance(body, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            return web.json_response({"text": ["This field is required."]}, status=400)
+        an_hour_ago = datetime.now(UTC) - timedelta(hours=1)
+        for note in self.notes.get(issue, []):
+            moment = _time(note["dateCreated"])
+            if (
+                note["user"]["id"] == BOT_USER["id"]
+                and note["data"] == {"text": text}
+                and moment is not None
+                and moment >= an_hour_ago
+            ):
+                return _detail(400, DUPLICATE)
+        return web.json_response(self._new_note(issue, text, dict(BOT_USER)), status=201)
+
+    async def _delete_note(self, request: web.Request) -> web.Response:
+        issue = self._issue_id(request)
+        notes = self.notes.get(issue or "", [])
+        wanted = request.match_info["note"]
+        # Sentry finds only the token user's own notes: anyone else's is a 404.
+        mine = [n for n in notes if n["id"] == wanted and n["user"]["id"] == BOT_USER["id"]]
+        if issue is None or not mine:
+            return _detail(404, "The requested resource does not exist")
+        notes.remove(mine[0])
+        return web.Response(status=204)
+
+
+def _dropped(request: web.Request) -> web.Response:
+    assert request.transport is not None
+    request.transport.close()
+    return web.Response()
 
 
 def _terms(query: str) -> tuple[list[tuple[str, str, bool]], list[str]]:

@@ -1,14 +1,18 @@
-"""Publishing under randomized faults: ≥ 1,000 seeded runs against the fake GitHub REST
-server, and the tally of how each ended.
+"""Publishing under randomized faults: ≥ 1,000 seeded runs against the fake GitHub and
+Sentry REST servers, and the tally of how each ended.
 
     .venv/bin/python benchmarks/publish_faults.py [--runs 1000] [--seed 7] [--timeout 0.05]
 
-Each run approves one draft and publishes it while the fake answers 5xx or 4xx, drops
-the connection before or after applying a request, or applies it and stalls past the
-client timeout; a simulated operator retries or clicks "Create anyway" when asked. The
-invariants (tests/publish_faults.py) are checked after every run: never two issues for
-one approval, never a published text other than the approved one, a complete
-compensation log whenever it rolled back. `violations` must be 0.
+Each run approves one draft and publishes it, noting the investigation's Sentry issue
+on the way, while the fake GitHub answers 5xx or 4xx, drops the connection before or
+after applying a request, or applies it and stalls past the client timeout, and (less
+often) the fake Sentry does the same to the note's calls (5xx, no 4xx); a simulated
+operator retries or clicks "Create anyway" when asked. `sentry_faults` counts the runs
+where an injected Sentry fault hit a call. The invariants (tests/publish_faults.py) are
+checked after every run: never two issues for one approval, never a published text other
+than the approved one, a complete compensation log whenever it rolled back, never two
+Sentry notes for one approval, exactly one once published and none once rolled back.
+`violations` must be 0.
 """
 
 from __future__ import annotations

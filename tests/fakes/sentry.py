@@ -324,6 +324,12 @@ class FakeSentry:
         client's timeout); shutting the fake down releases it."""
         self._queue(route, count, _Fault("timeout_after_apply", delay=delay))
 
+    def clear_faults(self) -> int:
+        """Forget the faults queued and not yet used; how many there were."""
+        left = sum(len(queue) for queue in self._faults.values())
+        self._faults.clear()
+        return left
+
     def _queue(self, route: str, count: int, fault: _Fault) -> None:
         assert route in NOTE_ROUTES, f"faults are for {NOTE_ROUTES}"
         self._faults[route].extend([fault] * count)

@@ -39,7 +39,7 @@ from bot.mcp_servers import load_servers, sentry_server
 from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
-from bot.slack.app import Deps, build_app
+from bot.slack.app import AfterAck, Deps, build_app
 from bot.slack.sync import SlackSync
 from bot.worker import Publisher, Worker
 from storage.db import create_engine, create_schema, default_url
@@ -89,6 +89,7 @@ class Bot:
     shown: SqlSurfaceMessages
     sync: SlackSync
     workers: list[Worker]
+    acks: AfterAck  # the work of requests already answered
 
     def run(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
         tasks = [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
@@ -139,7 +140,9 @@ def assemble(
         wake_workers=wake,
         once=SqlIdempotency(engine),
     )
-    return Bot(build_app(client, signing_secret, deps), store, jobs, shown, sync, pool)
+    acks = AfterAck()
+    app = build_app(client, signing_secret, deps, acks)
+    return Bot(app, store, jobs, shown, sync, pool, acks)
 
 
 def backlinks(settings: Settings) -> list[Backlink]:
@@ -276,6 +279,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             if socket_handler is not None:
                 with contextlib.suppress(Exception):
                     await socket_handler.close_async()
+            await bot.acks.finish()  # no request comes in now; what was acked is stored
             for task in tasks:
                 with contextlib.suppress(Exception):
                     await task

@@ -117,6 +117,14 @@ class AfterAck:
             self._running.add(task)
             task.add_done_callback(self._running.discard)
 
+    async def finish(self) -> None:
+        """Run what is queued now without waiting for a pause, and wait for all of it: a
+        process that stops after its last ack loses none of the work it acked."""
+        self.quiet = self.longest_wait = 0.0
+        if self._drainer is not None:
+            await self._drainer
+        await asyncio.gather(*self._running, return_exceptions=True)
+
     async def _run(self, work: Listener, kwargs: dict[str, Any]) -> None:
         try:
             await work(**kwargs)
@@ -126,12 +134,14 @@ class AfterAck:
             self._slots.release()
 
 
-def build_app(client: AsyncWebClient, signing_secret: str, deps: Deps) -> AsyncApp:
+def build_app(
+    client: AsyncWebClient, signing_secret: str, deps: Deps, after_ack: AfterAck | None = None
+) -> AsyncApp:
     # Listeners that need the response (a modal's errors) answer inline; the rest ack
     # at once and work after it (after_ack).
     app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
     d = deps
-    after_ack = AfterAck()
+    after_ack = after_ack or AfterAck()
 
     async def ephemeral(channel: str, user: str, text: str) -> None:
         await client.chat_postEphemeral(channel=channel, user=user, **blocks.error_ephemeral(text))

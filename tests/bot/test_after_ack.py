@@ -78,3 +78,20 @@ async def test_a_failing_work_is_logged_and_the_next_runs(caplog):
     async with asyncio.timeout(5):
         await done.wait()
     assert "listener work failed" in caplog.text
+
+
+async def test_finish_runs_what_is_queued_and_waits_for_it():
+    after_ack = AfterAck(quiet=60, longest_wait=60)  # nothing would start for a minute
+    registered: list[Any] = []
+    done: list[str] = []
+
+    @after_ack(registered.append)
+    async def work(body: dict[str, Any]) -> None:
+        await asyncio.sleep(0.01)
+        done.append(body["n"])
+
+    for i in range(12):  # more than run at once
+        await registered[0](**args(str(i), []))
+    async with asyncio.timeout(5):
+        await after_ack.finish()
+    assert sorted(done, key=int) == [str(i) for i in range(12)]

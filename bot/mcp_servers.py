@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from agent.domain import Scope
+from agent.domain import Scope, utcnow
 from agent.errors import InputError
 from agent.tools.mcp import CatalogExecute, McpToolset
 from agent.tools.sentry_mcp import (
@@ -40,7 +40,6 @@ from agent.tools.sentry_mcp import (
     annotate_sentry,
     issue_url_to_id,
     sentry_pins,
-    utc_now,
 )
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -96,7 +95,7 @@ class ServerConfig(BaseModel):
         return {child: environ[ours] for child, ours in self.env.items()}
 
     def toolset(
-        self, environ: Mapping[str, str] | None = None, clock: Callable[[], datetime] = utc_now
+        self, environ: Mapping[str, str] | None = None, clock: Callable[[], datetime] = utcnow
     ) -> McpToolset:
         """The server's toolset (not started). Secrets are read from `environ` now; `clock`
         is the server's (it answers with times relative to it)."""

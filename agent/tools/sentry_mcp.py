@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from agent.domain import utcnow
 from agent.ports import ToolResult
 from agent.tools.mcp import CatalogExecute
 
@@ -72,15 +73,11 @@ _LIST_HEAD = re.compile(r"^## \d+\. \[(?P<short>[^\]]+)\]\((?P<url>[^)]*)\)$")
 _TITLE = re.compile(r"^(?P<type>[A-Za-z_$][\w.$<>\[\]:]*?): (?P<value>.*)$", re.DOTALL)
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def annotate_sentry(
     name: str,
     arguments: dict[str, Any],
     result: ToolResult,
-    clock: Callable[[], datetime] = utc_now,
+    clock: Callable[[], datetime] = utcnow,
 ) -> ToolResult:
     """Link, title and structured data for a Sentry tool's Markdown answer. `clock` is
     the server's: its list gives times relative to it."""

@@ -1,4 +1,6 @@
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -6,6 +8,27 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "scenarios"
 RECIPES = ROOT / "tests" / "fixtures" / "scenarios"
 DEMO = ROOT / "bot" / "demo" / "orders"
+
+
+def orders_finish(folder: Path, **changes: Any) -> dict[str, Any]:
+    """finish_investigation arguments naming the orders incident's fault at its commit."""
+    sha = json.loads((folder / "expected.json").read_text())["commit"]
+    return {
+        "root_cause": "CustomerReference no longer accepts a missing reference.",
+        "facts": [{"text": "The tracker lists the NPE.", "evidence": ["E1"]}],
+        "hypotheses": ["the null check was removed"],
+        "uncertainties": ["one event read"],
+        "recommended_check": "replay a request without customerReference",
+        "suspect": {
+            "path": "src/main/java/dev/example/orders/CustomerReference.java",
+            "line_start": 14,
+            "line_end": 14,
+            "commit": sha,
+            "revision": sha,
+        },
+        "confidence": "medium",
+        **changes,
+    }
 
 
 def shared_scenarios() -> list[Path]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import SHARED, orders_finish
 
 BIN = Path(sys.executable).with_name("incident-bot")
 
@@ -133,22 +133,8 @@ async def test_without_offline_the_configured_chat_model_investigates(built_scen
     from tests.fakes.chat import FakeChat
 
     folder = built_scenarios["orders"]
-    sha = json.loads((folder / "expected.json").read_text())["commit"]
-    finish = {
-        "root_cause": "CustomerReference no longer accepts a missing reference.",
-        "facts": [{"text": "The tracker lists the NPE.", "evidence": ["E1"]}],
-        "hypotheses": ["the null check was removed"],
-        "uncertainties": ["one event read"],
-        "recommended_check": "replay a request without customerReference",
-        "suspect": {
-            "path": "src/main/java/dev/example/orders/CustomerReference.java",
-            "line_start": 14,
-            "line_end": 14,
-            "commit": sha,
-            "revision": sha,
-        },
-        "confidence": "medium",
-    }
+    finish = orders_finish(folder)
+    sha = finish["suspect"]["commit"]
     async with FakeChat(api_key="gsk-test-key") as chat:
         chat.script(
             [

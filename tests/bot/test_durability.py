@@ -32,7 +32,8 @@ from storage.db import create_engine, create_schema
 from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
-from tests.fakes.chat import HOLD, FakeChat
+from tests.conftest import orders_finish
+from tests.fakes.chat import HOLD, FakeChat, tool_call
 from tests.fakes.github import FakeGitHub
 from tests.fakes.slack import FakeSlack, signed_headers
 
@@ -70,34 +71,15 @@ def script(folder: Path) -> list[Any]:
     """Tool calls (each an evidence card), with the model's answer held twice: after the
     third call and after the fourth. Whoever holds the run then is killed; the process
     that takes it over gets the rest of the script."""
-    sha = json.loads((folder / "expected.json").read_text())["commit"]
-    finish = {
-        "root_cause": "CustomerReference no longer accepts a missing reference.",
-        "facts": [{"text": "The tracker lists the NPE.", "evidence": ["E1"]}],
-        "hypotheses": ["the null check was removed"],
-        "uncertainties": ["one event read"],
-        "recommended_check": "replay a request without customerReference",
-        "suspect": {
-            "path": "src/main/java/dev/example/orders/CustomerReference.java",
-            "line_start": 14,
-            "line_end": 14,
-            "commit": sha,
-            "revision": sha,
-        },
-        "confidence": "medium",
-    }
-
-    def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return {"content": None, "tool_calls": [(name, json.dumps(arguments))]}
-
+    finish = orders_finish(folder)
     return [
-        call("sentry__search_issues", {"query": "is:unresolved"}),
-        call("search_knowledge", {"query": "customer reference"}),
-        call("sentry__search_issues", {"query": "NullPointerException"}),
+        tool_call("sentry__search_issues", {"query": "is:unresolved"}),
+        tool_call("search_knowledge", {"query": "customer reference"}),
+        tool_call("sentry__search_issues", {"query": "NullPointerException"}),
         HOLD,
-        call("search_knowledge", {"query": "orders reference null"}),
+        tool_call("search_knowledge", {"query": "orders reference null"}),
         HOLD,
-        call("finish_investigation", finish),
+        tool_call("finish_investigation", finish),
     ]
 
 

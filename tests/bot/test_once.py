@@ -27,7 +27,9 @@ from storage.db import create_engine, create_schema
 from storage.idempotency import KeyReused, SqlIdempotency
 from storage.jobs import SqlJobQueue
 from storage.store import SqlStore
+from tests.conftest import orders_finish
 from tests.fakes.chat import FakeChat
+from tests.fakes.chat import tool_call as call
 from tests.fakes.slack import FakeSlack, signed_headers
 
 SECRET = "once-secret"
@@ -36,30 +38,8 @@ CHANNEL = "C0ONCE"
 REQUESTER = "U0ALICE"
 
 
-def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"content": None, "tool_calls": [(name, json.dumps(arguments))]}
-
-
 def finish(folder: Path) -> dict[str, Any]:
-    sha = json.loads((folder / "expected.json").read_text())["commit"]
-    return call(
-        "finish_investigation",
-        {
-            "root_cause": "CustomerReference no longer accepts a missing reference.",
-            "facts": [{"text": "The tracker lists the NPE.", "evidence": ["E1"]}],
-            "hypotheses": [],
-            "uncertainties": [],
-            "recommended_check": "replay a request without customerReference",
-            "suspect": {
-                "path": "src/main/java/dev/example/orders/CustomerReference.java",
-                "line_start": 14,
-                "line_end": 14,
-                "commit": sha,
-                "revision": sha,
-            },
-            "confidence": "medium",
-        },
-    )
+    return call("finish_investigation", orders_finish(folder, hypotheses=[], uncertainties=[]))
 
 
 def keys(slack: FakeSlack) -> list[str]:

@@ -54,6 +54,12 @@ JSONDict = dict[str, Any]
 Response = JSONDict | int
 HOLD: JSONDict = {"hold": True}
 
+
+def tool_call(name: str, arguments: JSONDict) -> JSONDict:
+    """A scripted answer that calls one tool."""
+    return {"content": None, "tool_calls": [(name, json.dumps(arguments))]}
+
+
 PATH = "/openai/v1/chat/completions"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _ROLES = {"system", "user", "assistant", "tool"}

@@ -57,9 +57,11 @@ async def test_steady_acks_delay_work_by_at_most_the_longest_wait():
     after_ack = AfterAck(quiet=10, longest_wait=0.1)
     started: list[tuple[str, float]] = []
     ack_then, all_started = listener(after_ack, started, 1)
+    acked_at = time.monotonic()
     await ack_then(**args("only", []))
     async with asyncio.timeout(5):  # not the 10 s of `quiet`
         await all_started.wait()
+    assert started[0][1] - acked_at < 5
 
 
 async def test_a_failing_work_is_logged_and_the_next_runs(caplog):

@@ -186,6 +186,8 @@ class Origin(BaseModel):
 
     surface: str = "cli"
     channel: str | None = None
+    # The Slack workspace the request came from: actions are taken only from it.
+    team: str | None = None
     user: str | None = None
     thread_ts: str | None = None
 

@@ -40,7 +40,11 @@ from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
 from bot.slack.app import AfterAck, Deps, build_app
+from bot.slack.directory import SlackDirectory
 from bot.slack.sync import SlackSync
+from bot.usecases.access import Access
+from bot.usecases.investigations import Investigations
+from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
 from storage.db import create_engine, create_schema, default_url
 from storage.idempotency import SqlIdempotency
@@ -90,6 +94,7 @@ class Bot:
     sync: SlackSync
     workers: list[Worker]
     acks: AfterAck  # the work of requests already answered
+    cases: Investigations  # the use cases the listeners call
 
     def run(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
         tasks = [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
@@ -131,18 +136,16 @@ def assemble(
         for w in pool:
             w.wake.set()
 
-    deps = Deps(
-        store=store,
-        jobs=jobs,
-        shown=shown,
-        sync=sync,
-        projects=projects,
-        wake_workers=wake,
-        once=SqlIdempotency(engine),
+    cases = Investigations(
+        store,
+        jobs,
+        Access(projects, SlackDirectory(client)),
+        Callbacks(wake, sync.kick),
+        keys=SqlIdempotency(engine),
     )
     acks = AfterAck()
-    app = build_app(client, signing_secret, deps, acks)
-    return Bot(app, store, jobs, shown, sync, pool, acks)
+    app = build_app(client, signing_secret, Deps(cases, store, shown), acks)
+    return Bot(app, store, jobs, shown, sync, pool, acks, cases)
 
 
 def backlinks(settings: Settings) -> list[Backlink]:

@@ -47,6 +47,7 @@ ACTION_DRAFT_DISCARD = "draft_discard"
 ACTION_CREATE_ANYWAY = "publish_create_anyway"
 CALLBACK_DRAFT_EDIT = "draft_edit_submit"
 CALLBACK_INVESTIGATE = "investigate_submit"
+SHORTCUT_INVESTIGATE = "investigate_this"  # the message shortcut (manifest.yml)
 INPUT_ACTION = "value"  # the action_id of every input element in the modals
 
 EVENT_INVESTIGATION = "incident_bot_investigation"
@@ -982,8 +983,9 @@ def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
 # -- modals -----------------------------------------------------------------------------
 
 
-def edit_modal(inv: Investigation) -> dict[str, Any]:
-    """Edit the draft's title and body; saving makes version + 1 of exactly what was shown."""
+def edit_modal(inv: Investigation, channel: str | None = None) -> dict[str, Any]:
+    """Edit the draft's title and body; saving makes version + 1 of exactly what was shown.
+    `channel`: where Edit was clicked (a submission names no channel of its own)."""
     dr = _require_draft(inv)
     body = _utf16_cut(dr.body, INPUT_CHARS)
     blocks: list[Block] = [
@@ -1022,7 +1024,10 @@ def edit_modal(inv: Investigation) -> dict[str, Any]:
         title=_plain("Edit issue draft", 24),
         submit=_plain(f"Save as v{dr.version + 1}", 24),
         close=_plain("Cancel", 24),
-        private_metadata=json.dumps(draft_ref(inv), separators=(",", ":")),
+        private_metadata=json.dumps(
+            {**draft_ref(inv), **({"channel_id": channel} if channel else {})},
+            separators=(",", ":"),
+        ),
         blocks=blocks,
     )
     return view.to_dict()

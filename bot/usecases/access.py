@@ -22,9 +22,14 @@ class Action(StrEnum):
     ANSWER = "answer"
 
 
-CHECKED = frozenset({Action.APPROVE, Action.CREATE_ANYWAY, Action.ANSWER})
-# Who besides an approver may do each action.
-REQUESTER_MAY = frozenset({Action.ANSWER})
+# Who besides an approver may do each action. The requester may answer the bot's question
+# and continue their own stopped run; and edit the draft, because the person who asked
+# knows the incident best and fixing the draft's wording publishes nothing: the approval
+# binds the exact version and hash, and with require_other_approver it must come from
+# someone else. Approve, Create anyway and Discard (which ends the draft for good) take
+# an approver.
+REQUESTER_MAY = frozenset({Action.ANSWER, Action.CONTINUE, Action.EDIT})
+WHO_ELSE = {a: " or the requester" for a in REQUESTER_MAY}
 # Publishing actions: with require_other_approver, never the requester.
 PUBLISHING = frozenset({Action.APPROVE, Action.CREATE_ANYWAY})
 
@@ -38,9 +43,10 @@ class Access:
         return self.projects.projects.get(inv.scope.project_key)
 
     async def check(self, action: Action, actor: Actor, inv: Investigation) -> Refused | None:
-        """Why `actor` may not do `action` to `inv`, or None."""
-        if action not in CHECKED:
-            return None
+        """Why `actor` may not do `action` to `inv`, or None: first where it comes from,
+        then who asks."""
+        if refused := self.place(actor, inv):
+            return refused
         project = self.project_of(inv)
         if project is None:
             return Refused("forbidden", "This project is no longer configured.")
@@ -49,9 +55,33 @@ class Access:
         if not await self.is_approver(project, actor.user):
             if action in PUBLISHING:
                 return Refused("forbidden", "Only the project's approvers can publish this draft.")
-            return Refused("forbidden", f"Only the project's approvers can {action} this.")
+            return Refused(
+                "forbidden",
+                f"Only the project's approvers{WHO_ELSE.get(action, '')} can {action} this. "
+                "Nothing was changed.",
+            )
         if action in PUBLISHING and project.require_other_approver and actor.user == inv.requester:
             return Refused("forbidden", "Someone other than the requester must approve this draft.")
+        return None
+
+    @staticmethod
+    def place(actor: Actor, inv: Investigation) -> Refused | None:
+        """A Slack action counts only from the channel, and the workspace, the investigation
+        was started in (investigations stored before the workspace was recorded: the channel
+        alone). Other surfaces vouch for their callers themselves."""
+        if actor.surface != "slack":
+            return None
+        origin = inv.origin
+        if origin.surface != "slack" or not origin.channel or actor.channel != origin.channel:
+            return Refused(
+                "forbidden",
+                "This investigation belongs to another channel; act on it in its own thread. "
+                "Nothing was changed.",
+            )
+        if origin.team is not None and actor.team != origin.team:
+            return Refused(
+                "forbidden", "This investigation belongs to another workspace. Nothing was changed."
+            )
         return None
 
     async def is_approver(self, project: Project, user: str) -> bool:

@@ -178,7 +178,7 @@ class Investigations:
         try:
             inv.edit_draft(version=ref.version, title=title, body=body)
         except InputError as exc:
-            return Refused("invalid", str(exc), getattr(exc, "field", None) or "title")
+            return Refused("invalid", str(exc), exc.field or "title")
         except (StaleDraft, IllegalTransition):
             return stale(inv)
         if raced := await self._save(inv):

@@ -18,9 +18,9 @@ from agent.errors import (
 )
 from agent.ports import InvestigationStore, JobQueue
 from bot.intake import open_once
-from bot.slack import command
 from bot.usecases.access import Access, Action
 from bot.usecases.ports import Keys, Notify
+from bot.usecases.request import Request, parse
 from bot.usecases.results import Actor, Done, Refused
 from bot.worker import INVESTIGATE, PUBLISH
 from storage.idempotency import KeyReused
@@ -63,7 +63,7 @@ class Investigations:
         actor's channel. A request whose key was seen before is the investigation it
         started (bot.intake)."""
         try:
-            request = command.parse(text, self.access.projects, actor.channel or "", self.clock())
+            request = parse(text, self.access.projects, actor.channel or "", self.clock())
         except InputError as exc:
             return Refused("invalid", str(exc), "question")
         # The fingerprint of the request its key names (unchanged: keys outlive a restart).
@@ -78,7 +78,7 @@ class Investigations:
     async def open(
         self,
         actor: Actor,
-        request: command.Request,
+        request: Request,
         key: str | None = None,
         fingerprint: dict[str, Any] | None = None,
     ) -> Done | Refused:
@@ -287,7 +287,7 @@ def stale(inv: Investigation) -> Refused:
     )
 
 
-def scope_of(request: command.Request) -> Scope:
+def scope_of(request: Request) -> Scope:
     p = request.project
     return Scope(
         project_key=p.key,

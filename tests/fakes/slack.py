@@ -233,6 +233,10 @@ class FakeSlack:
                 _Fault("fail", status=status, retry_after=retry_after, error=error)
             )
 
+    def clear_faults(self) -> None:
+        """Forget the faults queued and not yet used: Slack is back."""
+        self._faults.clear()
+
     def drop_response_next(self, method: str, count: int = 1) -> None:
         """The next ``count`` calls to ``method`` are APPLIED, then the connection is closed
         without an answer (a lost response)."""

@@ -866,7 +866,7 @@ def _not_done(a: Approval | None) -> list[SectionBlock]:
     if not steps:
         return []
     lines = [f"• {escape(clip(not_done_line(s), 300))}" for s in steps]
-    head = ":warning: *Published, but not everything was done* (approving again retries it):"
+    head = ":warning: *Published, but not everything was done:*"
     return [_section("\n".join([head, *lines]))]
 
 
@@ -985,9 +985,16 @@ def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
     issue = issue_link(inv) if current else None
     if issue is not None:
         done = "Published as" if inv.state is State.PUBLISHED else "Issue created:"
+        missing = _not_done(a)
+        # Approving again runs the steps not done (approvers only), and nothing else.
+        retry = [ActionsBlock(elements=[_button("Retry", ACTION_DRAFT_APPROVE, draft_ref(inv))])]
         return _message(
             f"{done} {dr.repository}#{a.issue_number}",
-            [_section(f":link: {done} {issue}{_approved_by(inv)}"), *_not_done(a)],
+            [
+                _section(f":link: {done} {issue}{_approved_by(inv)}"),
+                *missing,
+                *(retry if missing else []),
+            ],
             meta,
         )
     return None

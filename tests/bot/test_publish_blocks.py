@@ -4,6 +4,8 @@ answer, and nothing said while there is nothing to say."""
 
 from __future__ import annotations
 
+import json
+
 from agent.domain import LogEntry, StepRecord
 from bot.slack import blocks as B
 from tests.bot.test_blocks import buttons, check_message, completed, mrkdwn
@@ -82,7 +84,12 @@ def test_a_published_draft_says_which_side_steps_were_not_done():
         assert "the Sentry issue could not be noted" in text
         # The message is in the thread: the Slack link is not reported as missing there.
         assert "Slack thread could not be updated" not in text
+    # The thread message has the button that runs them again: an approval of the same draft.
+    (retry,) = buttons(check_message(B.publish_message(inv, a))).values()
+    assert retry["action_id"] == B.ACTION_DRAFT_APPROVE
+    assert json.loads(retry["value"]) == B.draft_ref(inv)
     a.steps["add_labels"] = StepRecord(name="add_labels", status="done")
     a.steps["sentry_note"] = StepRecord(name="sentry_note", status="done")
     assert "not everything" not in mrkdwn(check_message(B.published_message(inv, URL, 7)))
     assert "not everything" not in mrkdwn(check_message(B.publish_message(inv, a)))
+    assert buttons(check_message(B.publish_message(inv, a))) == {}

@@ -985,18 +985,13 @@ def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
     issue = issue_link(inv) if current else None
     if issue is not None:
         done = "Published as" if inv.state is State.PUBLISHED else "Issue created:"
+        shown: list[Block] = [_section(f":link: {done} {issue}{_approved_by(inv)}")]
         missing = _not_done(a)
-        # Approving again runs the steps not done (approvers only), and nothing else.
-        retry = [ActionsBlock(elements=[_button("Retry", ACTION_DRAFT_APPROVE, draft_ref(inv))])]
-        return _message(
-            f"{done} {dr.repository}#{a.issue_number}",
-            [
-                _section(f":link: {done} {issue}{_approved_by(inv)}"),
-                *missing,
-                *(retry if missing else []),
-            ],
-            meta,
-        )
+        if missing:
+            # Approving again runs the steps not done (approvers only), and nothing else.
+            retry = _button("Retry", ACTION_DRAFT_APPROVE, draft_ref(inv))
+            shown += [*missing, ActionsBlock(elements=[retry])]
+        return _message(f"{done} {dr.repository}#{a.issue_number}", shown, meta)
     return None
 
 

@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from agent.domain import Investigation, State
 from agent.errors import InputError
 from agent.locale import answer_language
 from agent.ports import Model
-from bot.recorded import Scenario, clone, load_scenario
+from recorded.scenario import Scenario, clone, load_scenario
 
 EXIT_INPUT = 2
 ModelFactory = Callable[[Investigation], Model]
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         except ValueError as exc:
             raise InputError(f"a limit is out of range: {exc}") from None
-        model = None if args.offline else groq_from_env(os.environ)
+        model = None if args.offline else llm.groq_from_env(os.environ)
         return asyncio.run(
             investigate(
                 args.scenario,
@@ -158,27 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-DEFAULT_MODEL = "llama-3.3-70b-versatile"
-
-
-def groq_from_env(environ: Mapping[str, str]) -> ModelFactory:
-    """The configured chat model: Groq by default, or any chat-completions server."""
-    key = environ.get("GROQ_API_KEY", "").strip()
-    if not key:
-        raise InputError("GROQ_API_KEY is not set (or pass --offline for the offline investigator)")
-    name = environ.get("INCIDENT_BOT_MODEL", DEFAULT_MODEL)
-    base_url = environ.get("GROQ_BASE_URL") or None
-
-    def make(_inv: Investigation) -> Model:
-        from agent.models.groq import GroqModel
-
-        return GroqModel(name, api_key=key, base_url=base_url)
-
-    return make
-
-
 async def demo() -> int:
-    from bot.scenarios import build_scenario
+    from recorded.build import build_scenario
 
     with tempfile.TemporaryDirectory(prefix="incident-bot-demo-") as tmp:
         folder = await asyncio.to_thread(build_scenario, DEMO_RECIPE, Path(tmp) / "orders")
@@ -245,7 +226,7 @@ async def run(
     # Imported here so that bad input is refused before the slow MCP imports.
     from bot import render
     from bot.intake import open_once
-    from bot.runtime import ScenarioRuntime
+    from bot.runtime import Runtime
     from bot.worker import Worker
     from storage.db import create_engine, create_schema
     from storage.idempotency import SqlIdempotency
@@ -253,9 +234,10 @@ async def run(
     from storage.store import SqlStore
 
     engine = create_engine(url)
+    store, jobs = SqlStore(engine), SqlJobQueue(engine)
     # A --json run has nobody to answer a question: the investigation goes on without.
     can_ask = not as_json and sys.stdin.isatty()
-    runtime = ScenarioRuntime(
+    runtime = Runtime.recorded(
         scenario,
         repo,
         limits=limits,
@@ -264,13 +246,12 @@ async def run(
         can_ask=can_ask,
         extract_model=extract_model,
         prefetch=prefetch,
+        ledger=store,  # the daily token budget is a query over stored counts
     )
     console = None if as_json else render.console()
     starting: asyncio.Task[None] | None = None
     try:
         await create_schema(engine)
-        store, jobs = SqlStore(engine), SqlJobQueue(engine)
-        runtime.ledger = store  # the daily token budget is a query over stored counts
         # The request the key stands for: the question, the scope and who asks.
         request = {
             "surface": "cli",

@@ -100,6 +100,9 @@ class Mirror:
             raise MirrorError(f"{self.path} is not a bare mirror clone (git clone --mirror)")
         await self.fetch(force=True)
 
+    async def aclose(self) -> None:
+        """Nothing runs between fetches."""
+
     async def fetch(self, *, force: bool = False) -> bool:
         """Fetch from the upstream unless the last fetch is younger than `min_interval`.
 

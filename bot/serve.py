@@ -33,15 +33,14 @@ from agent.publish.github import GitHubIssues
 from agent.publish.publisher import Backlink
 from agent.publish.sentry import SentryNote
 from bot import llm
-from bot.cli import groq_from_env
 from bot.config import Project, Projects, Settings
 from bot.mcp_servers import load_servers, sentry_server
 from bot.mirror import sources_for
-from bot.recorded import clone, load_scenario
-from bot.runtime import ScenarioRuntime
+from bot.runtime import Runtime
 from bot.slack.app import AfterAck, Deps, build_app
 from bot.slack.sync import SlackSync
 from bot.worker import Publisher, Worker
+from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema, default_url
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
@@ -100,7 +99,7 @@ class Bot:
 def assemble(
     client: AsyncWebClient,
     engine: AsyncEngine,
-    runtime: ScenarioRuntime | None,
+    runtime: Runtime | None,
     projects: Projects,
     signing_secret: str,
     *,
@@ -187,7 +186,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     # The offline investigator, or the configured chat model (GROQ_API_KEY, GROQ_BASE_URL)
     # with its pass-2 model, pre-fetch and token budgets (bot/llm.py).
     chat = not options.offline and options.workers > 0
-    model = groq_from_env(os.environ) if chat else None
+    model = llm.groq_from_env(os.environ) if chat else None
     limits = Limits(**llm.token_limits_from_env(os.environ))
     servers = load_servers(settings.incident_bot_config) if settings.incident_bot_config else {}
     declared = sentry_server(servers, os.environ) if options.workers else None
@@ -209,7 +208,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             sentry = declared[1] if declared else None  # else the scenario's recording
             if sentry is not None:
                 await stack.enter_async_context(sentry)
-            runtime = ScenarioRuntime(
+            runtime = Runtime.recorded(
                 scenario,
                 repo,
                 model=model,
@@ -219,6 +218,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
                 sentry=sentry,
                 mirror=mirror,
                 docs=docs,
+                ledger=SqlStore(engine),  # the daily token budget counts what is stored
             )
             await asyncio.gather(runtime.start(), create_schema(engine))
         else:
@@ -244,8 +244,6 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             workers=options.workers,
             lease_seconds=lease,
         )
-        if runtime is not None:
-            runtime.ledger = bot.store  # the daily token budget counts what is stored
         # After a restart, every thread still in flight is brought up to date.
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)

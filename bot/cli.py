@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -35,8 +36,15 @@ DEMO_RECIPE = Path(__file__).parent / "demo" / "orders"
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="incident-bot", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    inv = sub.add_parser("investigate", help="investigate a recorded incident")
-    inv.add_argument("--scenario", required=True, type=Path, help="a scenario folder")
+    inv = sub.add_parser(
+        "investigate", help="investigate a configured project's live sources, or a recording"
+    )
+    what = inv.add_mutually_exclusive_group(required=True)
+    what.add_argument("--scenario", type=Path, help="a recorded incident's folder")
+    what.add_argument(
+        "--project", help="a project of the projects file (INCIDENT_BOT_CONFIG), read live"
+    )
+    inv.add_argument("asked", nargs="?", metavar="QUESTION", help="the question (with --project)")
     inv.add_argument("--offline", action="store_true", help="use the offline investigator")
     inv.add_argument("--json", action="store_true", help="print one JSON document")
     inv.add_argument("--question", help="ask this instead of the scenario's question")
@@ -138,6 +146,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             raise InputError(f"a limit is out of range: {exc}") from None
         model = None if args.offline else llm.groq_from_env(os.environ)
+        if args.project is not None:
+            if args.question is not None and args.asked is not None:
+                raise InputError("give the question once (QUESTION or --question)")
+            return asyncio.run(
+                investigate_project(
+                    args.project,
+                    args.asked if args.asked is not None else args.question,
+                    as_json=args.json,
+                    limits=limits,
+                    model=model,
+                    extract_model=None if args.offline else llm.extract_from_env(os.environ),
+                    prefetch=llm.prefetch_from_env(os.environ) if args.prefetch is None else False,
+                    language=args.language,
+                    idempotency_key=args.idempotency_key,
+                )
+            )
+        if args.asked is not None:
+            if args.question is not None:
+                raise InputError("give the question once (QUESTION or --question)")
+            args.question = args.asked
         return asyncio.run(
             investigate(
                 args.scenario,
@@ -208,6 +236,65 @@ async def investigate(
     return 0
 
 
+async def investigate_project(
+    key: str,
+    question: str | None,
+    *,
+    as_json: bool,
+    limits: Limits,
+    model: ModelFactory | None = None,
+    extract_model: ModelFactory | None = None,
+    prefetch: bool = True,
+    language: str | None = None,
+    idempotency_key: str | None = None,
+) -> int:
+    """`investigate --project KEY "question"`: the project's live sources, as `serve` reads
+    them (bot/sources.py), over the last `window_hours`; the same document as a recording."""
+    from agent.domain import default_window, utcnow
+    from bot.config import Projects, Settings
+    from bot.mcp_servers import load_servers
+    from bot.sources import live_runtime
+
+    settings = Settings()
+    if settings.incident_bot_config is None:
+        raise InputError("--project needs INCIDENT_BOT_CONFIG, the projects file")
+    projects = Projects.load(settings.incident_bot_config)
+    project = projects.projects.get(key)
+    if project is None:
+        known = ", ".join(sorted(projects.projects)) or "none"
+        raise InputError(f"unknown project `{key}` (projects: {known})")
+    if question is None or not question.strip():
+        raise InputError('ask a question: investigate --project KEY "what happened?"')
+    servers = load_servers(settings.incident_bot_config)
+    now = utcnow()
+    scope = project.scope(*default_window(now, project.window_hours), asked_at=now)
+    scope = scope.model_copy(
+        update={"language": answer_language(language, project.language, question)}
+    )
+    inv = Investigation.open(question, scope, requester=os.environ.get("USER"))
+    only = Projects(projects={key: project})  # its sources only: nothing else is started
+
+    async def make(ledger: Any, can_ask: bool) -> Any:
+        return await live_runtime(
+            only,
+            servers,
+            settings.incident_bot_data_dir,
+            limits=limits,
+            model=model,
+            extract_model=extract_model,
+            prefetch=prefetch,
+            ledger=ledger,
+            can_ask=can_ask,
+        )
+
+    with tempfile.TemporaryDirectory(prefix="incident-bot-") as tmp:
+        url = settings.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
+        doc = await run_with(make, inv, url, as_json=as_json, idempotency_key=idempotency_key)
+    if as_json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    return 0
+
+
 async def run(
     scenario: Scenario,
     repo: Path,
@@ -223,10 +310,37 @@ async def run(
     prefetch: bool = True,
 ) -> dict[str, Any]:
     """Store the request, let a worker run it, follow it; `git` may be a shared server."""
+    from bot.runtime import Runtime
+
+    def make(ledger: Any, can_ask: bool) -> Runtime:
+        return Runtime.recorded(
+            scenario,
+            repo,
+            limits=limits,
+            git=git,
+            model=model,
+            can_ask=can_ask,
+            extract_model=extract_model,
+            prefetch=prefetch,
+            ledger=ledger,
+        )
+
+    return await run_with(make, inv, url, as_json=as_json, idempotency_key=idempotency_key)
+
+
+async def run_with(
+    make_runtime: Callable[[Any, bool], Any],
+    inv: Investigation,
+    url: str,
+    *,
+    as_json: bool,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """Store the request, let a worker run it over the runtime `make_runtime(ledger,
+    can_ask)` builds, and follow it until it settles."""
     # Imported here so that bad input is refused before the slow MCP imports.
     from bot import render
     from bot.intake import open_once
-    from bot.runtime import Runtime
     from bot.worker import Worker
     from storage.db import create_engine, create_schema
     from storage.idempotency import SqlIdempotency
@@ -237,20 +351,13 @@ async def run(
     store, jobs = SqlStore(engine), SqlJobQueue(engine)
     # A --json run has nobody to answer a question: the investigation goes on without.
     can_ask = not as_json and sys.stdin.isatty()
-    runtime = Runtime.recorded(
-        scenario,
-        repo,
-        limits=limits,
-        git=git,
-        model=model,
-        can_ask=can_ask,
-        extract_model=extract_model,
-        prefetch=prefetch,
-        ledger=store,  # the daily token budget is a query over stored counts
-    )
     console = None if as_json else render.console()
     starting: asyncio.Task[None] | None = None
     try:
+        # The daily token budget is a query over stored counts.
+        runtime = make_runtime(store, can_ask)
+        if inspect.isawaitable(runtime):
+            runtime = await runtime
         await create_schema(engine)
         # The request the key stands for: the question, the scope and who asks.
         request = {
@@ -286,7 +393,7 @@ async def run(
         if starting is not None:
             with contextlib.suppress(Exception):
                 await starting
-                await runtime.aclose()
+            await runtime.aclose()
         await engine.dispose()
 
 

@@ -392,6 +392,7 @@ def scope(request: command.Request) -> Scope:
         since=request.since,
         until=request.until,
         asked_at=request.asked_at,
+        issues_repository=p.issues_repository,
     )
 
 

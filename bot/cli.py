@@ -104,6 +104,10 @@ def parser() -> argparse.ArgumentParser:
             help="how long a job stays with a worker that stopped answering "
             "(default: INCIDENT_BOT_LEASE_SECONDS, else 30)",
         )
+    sub.add_parser(
+        "check",
+        help="check the setup: Slack, and each project's channels, Sentry, code, docs, GitHub",
+    )
     add_export_corpus(sub)
     return p
 
@@ -116,6 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(demo())
         if args.command == "export-corpus":
             return export_corpus_command(args)
+        if args.command == "check":
+            from bot.check import check
+
+            return asyncio.run(check())
         if args.command in ("serve", "worker"):
             from bot.serve import Options, serve
 

@@ -142,6 +142,11 @@ class Mirror:
         code, text = await _git(self.path, "rev-parse", "--is-bare-repository")
         if code != 0 or text != "true":
             raise MirrorError(f"{self.path} is not a bare mirror clone (git clone --mirror)")
+        if self.url:
+            # The configured upstream, not the one the mirror was first cloned from.
+            code, current = await _git(self.path, "config", "--get", "remote.origin.url")
+            if code != 0 or current != self.url:
+                await _git(self.path, "remote", "set-url", "origin", self.url)
         await self.fetch(force=True)
 
     async def aclose(self) -> None:

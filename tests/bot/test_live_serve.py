@@ -377,3 +377,95 @@ async def test_investigate_a_project_live_whose_release_names_nothing_in_the_rep
     # Bad input: an unknown project is one line and exit 2, nothing stored.
     code, out, err = await investigate(world, config, "unknown", "--project", "nope", "why?")
     assert code == 2 and "unknown project `nope`" in err and out == ""
+
+
+async def run_check(world: World, slack: FakeSlack, name: str, **env: str) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        BOT,
+        "check",
+        env=world.env(slack, name, **env),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    text = out.decode() + err.decode()
+    for variable, secret in SECRETS.items():
+        assert secret not in text, f"check printed {variable}"
+    return proc.returncode or 0, out.decode()
+
+
+def marks(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line[:1] in "✓✗"]
+
+
+async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_piece(
+    world: World,
+) -> None:
+    for p in world.projects:
+        p.push_release()  # the running releases are there (idempotent)
+    channels = [p.channel for p in world.projects]
+    async with FakeSlack(token=SECRETS["SLACK_BOT_TOKEN"], channels=channels) as slack:
+        code, out = await run_check(world, slack, "check")
+        lines = marks(out)
+        assert code == 0 and all(line.startswith("✓") for line in lines), out
+        for p in world.projects:
+            mine = [line for line in lines if line.startswith(f"✓ {p.key}: ")]
+            assert [line.split(": ")[1] for line in mine] == [
+                f"channel {p.channel}",
+                "Sentry",
+                "code",
+                "releases",
+                "docs",
+                f"GitHub {p.issues_repository or p.scenario.scope.repository}",
+            ], out
+        assert "1 of 1 resolve" in out or "resolve (" in out
+        assert "section(s) indexed" in out
+
+        # Two broken setups, each line read: the app's credentials (a bad Slack token,
+        # a refused Sentry token, a GitHub token that may only read), then the projects'
+        # own pieces (an unreachable code_url, a channel that does not exist).
+        orders, catalog = world.orders, world.catalog
+        world.github.permissions = {"pull": True, "triage": False, "push": False}
+        try:
+            credentials = await run_check(
+                world,
+                slack,
+                "check",
+                SLACK_BOT_TOKEN="xoxb-not-the-token",
+                INCIDENT_BOT_TEST_SENTRY_TOKEN="sntrys-refused",
+            )
+        finally:
+            world.github.permissions = {"pull": True, "triage": True, "push": True}
+        pieces = projects_file(
+            world.root / "broken.toml",
+            world.projects,
+            world.sentry.host,
+            **{
+                orders.key: {"code_url": (world.root / "nowhere.git").as_uri()},
+                catalog.key: {"channels": ["C0NOWHERE"]},
+            },
+        )
+        projects = await run_check(world, slack, "broken", INCIDENT_BOT_CONFIG=str(pieces))
+    expected = {
+        credentials: [
+            "✗ Slack: auth.test refused the token (invalid_auth) — fix: set SLACK_BOT_TOKEN",
+            f"✗ {orders.key}: Sentry: 3 tools, but reading the issues of acme/",
+            f"✗ {catalog.key}: Sentry: 3 tools, but reading the issues of shop/",
+            f"✓ {orders.key}: code: ",
+            f"✗ {orders.key}: GitHub acme/orders-tracker: readable, but the token may not "
+            "create issues (read-only access) — fix: give GITHUB_TOKEN issues:write",
+        ],
+        projects: [
+            "✓ Slack: auth.test",
+            f"✗ {orders.key}: code: cannot clone",
+            f"✗ {orders.key}: docs: ",
+            f"✓ {catalog.key}: code: ",
+            f"✗ {catalog.key}: channel C0NOWHERE: not found (channel_not_found) — fix: put the",
+            f"✓ {catalog.key}: GitHub",
+        ],
+    }
+    for (code, out), starts in expected.items():
+        assert code == 1, out
+        for start in starts:
+            (line,) = [x for x in marks(out) if x.startswith(start)] or [out]
+            assert line.startswith("✓") or "— fix: " in line, line

@@ -137,3 +137,15 @@ def ask(script: Path, prompt: str, env: dict[str, str]) -> str:
         [str(script), prompt], env=env, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
+
+
+async def test_a_mirror_follows_the_code_url_configuration_names(
+    upstream: dict[str, Any], tmp_path: Path
+) -> None:
+    await mirror_of(upstream, tmp_path)
+    moved = tmp_path / "moved.git"
+    git(tmp_path, "clone", "-q", "--bare", str(upstream["work"]), str(moved))
+    mirror = Mirror(tmp_path / "mirror.git", moved.resolve().as_uri(), min_interval=0)
+    await mirror.start()
+    assert git(tmp_path / "mirror.git", "config", "remote.origin.url") == moved.resolve().as_uri()
+    assert mirror.last_error is None

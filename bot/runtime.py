@@ -25,6 +25,7 @@ from agent.sources import Sources
 from agent.tools.catalog import Catalog
 from agent.tools.local import LOCAL_TOOLS
 from agent.tools.mcp import McpToolset
+from bot.metrics import Timed, observed
 from bot.mirror import FreshRevisions, Mirror
 from recorded.scenario import Scenario
 from recorded.sources import recorded_sources
@@ -176,12 +177,12 @@ class Runtime:
             await asyncio.shield(ready)  # its clone or first fetch; an error is raised here
         # Asking only makes sense where someone can answer.
         local = [t for t in LOCAL_TOOLS if self.can_ask or t.name != "ask_clarification"]
-        catalog = Catalog([sources.sentry, *sources.code], local)
+        catalog = Catalog([Timed(t) for t in (sources.sentry, *sources.code)], local)
         return Loop(
             model=self.model(inv),
             catalog=catalog,
             retriever=sources.docs,
-            save=save,
+            save=observed(save),
             files=sources.files,
             limits=self.limits,
             extractor=self.extract_model(inv) if self.extract_model else None,

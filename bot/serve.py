@@ -33,7 +33,7 @@ from agent.errors import InputError
 from agent.publish.github import GitHubIssues
 from agent.publish.publisher import Backlink
 from agent.publish.sentry import SentryNote
-from bot import llm
+from bot import llm, metrics
 from bot.config import Project, Projects, Settings
 from bot.mcp_servers import ServerConfig, load_servers, sentry_server
 from bot.mirror import sources_for
@@ -216,7 +216,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             "set INCIDENT_BOT_CONFIG to a projects file (format in bot/config.py), "
             "or serve a recorded incident with --scenario DIR"
         )
-    client = slack_client(settings)
+    client = metrics.instrument_slack(slack_client(settings))
     projects = served_projects(scenario.scope, config) if scenario else Projects.load(config)
     engine = create_engine(settings.database_url or default_url(Path.cwd()))
     stop = asyncio.Event()
@@ -277,7 +277,9 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             if not options.listen:
                 log.warning("%d worker(s) and the thread sync running", options.workers)
             elif options.http:
-                runner = web.AppRunner(bot.app.web_app(path="/slack/events", port=options.port))
+                front = bot.app.web_app(path="/slack/events", port=options.port)
+                metrics.add_routes(front, engine, runtime.ready if runtime else dict)
+                runner = web.AppRunner(front)
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)
                 await site.start()

@@ -120,6 +120,10 @@ class Served:
             await r.read()
             return r.status
 
+    async def get(self, path: str) -> tuple[int, str]:
+        async with self.http.get(f"{self.base}{path}") as r:
+            return r.status, await r.text()
+
     async def command(self, text: str, channel: str, user: str = "U0ALICE") -> int:
         return await self.post(
             {
@@ -191,21 +195,6 @@ def investigations(db: Path) -> list[dict[str, Any]]:
     return [{"id": r["id"], "project_key": json.loads(r["scope"])["project_key"]} for r in rows]
 
 
-async def wait_mirrored(mirror: Path, timeout: float = 60) -> None:  # noqa: ASYNC109
-    """Until the bot's first clone of the mirror is complete (its branch is written)."""
-    async with asyncio.timeout(timeout):
-        while True:
-            if (mirror / "refs").is_dir():
-                done = await asyncio.to_thread(
-                    subprocess.run,
-                    ["git", "-C", str(mirror), "rev-parse", "-q", "--verify", "main"],
-                    capture_output=True,
-                )
-                if done.returncode == 0:
-                    return
-            await asyncio.sleep(0.1)
-
-
 def thread_text(slack: FakeSlack, channel: str) -> str:
     return json.dumps(slack.messages(channel), ensure_ascii=False)
 
@@ -218,16 +207,23 @@ async def test_two_projects_in_two_channels_are_investigated_live_each_with_its_
         FakeSlack(token=SECRETS["SLACK_BOT_TOKEN"], start_ts=f"{time.time():.6f}") as slack,
         serving(world, slack, "serve") as (served, _proc),
     ):
-        # The bot clones each mirror at start; the running releases are pushed afterwards,
-        # so each investigation finds its release missing and fetches it on demand.
+        # The bot clones each mirror at start, in the background: /readyz says when every
+        # project's sources started. The running releases are pushed only then, so each
+        # investigation finds its release missing and fetches it on demand.
+        assert (await served.get("/healthz"))[0] == 200
+        async with asyncio.timeout(60):
+            while (ready := await served.get("/readyz"))[0] != 200:
+                assert ready[0] == 503 and "starting" in ready[1], ready
+                await asyncio.sleep(0.1)
+        assert json.loads(ready[1])["sources"] == {p.key: "ok" for p in world.projects}
         for p in world.projects:
-            await wait_mirrored(data / "mirrors" / f"{p.key}.git")
             mirror = data / "mirrors" / f"{p.key}.git"
             held = await asyncio.to_thread(
                 subprocess.run, ["git", "-C", str(mirror), "cat-file", "-e", p.release]
             )
             assert held.returncode != 0  # not there yet
             p.push_release()
+        slack.fail_next("chat.postMessage", status=429, retry_after=0)  # one rate limit
         for p in world.projects:
             assert await served.command(p.scenario.question, p.channel) == 200
         # A channel no project is mapped to: refused with an ephemeral, nothing stored.
@@ -278,7 +274,43 @@ async def test_two_projects_in_two_channels_are_investigated_live_each_with_its_
         assert world.github.issues[world.catalog.scenario.scope.repository] == []
         (issue,) = world.github.issues["acme/orders-tracker"]
         assert f"investigation={orders.id}" in issue["body"]
+
+        async with asyncio.timeout(30):  # the saga's last steps (labels, the Sentry note)
+            while True:
+                if (await load(world.root / "serve.db", orders.id)).state.value == "PUBLISHED":
+                    break
+                await asyncio.sleep(0.1)
+        assert sum(len(notes) for notes in world.sentry.notes.values()) == 1  # the backlink
+        status, text = await served.get("/metrics")
+        assert status == 200
+        metrics = parse_metrics(text)
+        assert metrics['incident_bot_investigations{state="PUBLISHED"}'] == 1
+        assert metrics['incident_bot_investigations{state="COMPLETED"}'] == 1
+        assert metrics['incident_bot_publications{outcome="published"}'] == 1
+        assert metrics['incident_bot_queue_depth{kind="investigate"}'] == 0
+        assert metrics["incident_bot_queue_oldest_seconds"] == 0
+        finished = sum(v for k, v in metrics.items() if k.startswith(FINISHED + "{"))
+        assert finished == 2 and metrics["incident_bot_investigation_seconds_count"] == 2
+        ok = 'incident_bot_tool_calls_total{outcome="ok",tool="sentry__get_issue_details"}'
+        assert metrics[ok] == 2
+        latency = 'incident_bot_tool_seconds_count{tool="sentry__get_issue_details"}'
+        assert metrics[latency] == 2
+        assert metrics['incident_bot_slack_api_errors_total{status="429"}'] == 1
+        assert metrics['incident_bot_slack_api_retries_total{reason="RateLimitError"}'] == 1
     no_secret_anywhere(world, slack, "serve")
+
+
+FINISHED = "incident_bot_investigations_finished_total"
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus text format: `name{labels} value` per sample line."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
 
 
 def channel_keys(slack: FakeSlack, channel: str) -> list[str]:

@@ -33,7 +33,15 @@ from bot.releases import Releases, ResolvedReleases
 from bot.sources import docs_of, mirror_of, sentry_config_of
 
 # The bot scopes manifest.yml asks for (tests/bot/test_check.py keeps the two equal).
-SCOPES = ("commands", "chat:write", "channels:history", "groups:history", "usergroups:read")
+SCOPES = (
+    "commands",
+    "chat:write",
+    "channels:history",
+    "groups:history",
+    "usergroups:read",
+    "channels:read",
+    "groups:read",
+)
 ISSUE_PERMISSIONS = ("admin", "maintain", "push", "triage")
 RELEASES_SAMPLED = 3
 

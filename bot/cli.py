@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import inspect
 import json
-import logging
 import os
 import sys
 import tempfile
@@ -99,6 +98,12 @@ def parser() -> argparse.ArgumentParser:
     wrk.add_argument("--workers", type=int, default=1, help="workers in this process")
     for command in (srv, wrk):
         command.add_argument(
+            "--log-format",
+            choices=("plain", "json"),
+            default="plain",
+            help="json: one JSON object per line, with the investigation id of its job",
+        )
+        command.add_argument(
             "--lease-seconds",
             type=float,
             help="how long a job stays with a worker that stopped answering "
@@ -114,7 +119,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    from bot import logs
+
+    # Every line scrubbed of the environment's secret values, whoever writes it.
+    logs.configure(
+        os.environ.get("LOG_LEVEL", "WARNING"), getattr(args, "log_format", "plain"), os.environ
+    )
     try:
         if args.command == "demo":
             return asyncio.run(demo())

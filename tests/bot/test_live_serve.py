@@ -163,7 +163,7 @@ async def serving(world: World, slack: FakeSlack, name: str) -> AsyncIterator[tu
     log = world.root / f"{name}.log"
     with log.open("wb") as stderr:
         proc = await asyncio.create_subprocess_exec(
-            *(BOT, "serve", "--offline", "--http", "--port", str(port)),
+            *(BOT, "serve", "--offline", "--http", "--port", str(port), "--log-format", "json"),
             env=world.env(slack, name),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=stderr,
@@ -298,6 +298,12 @@ async def test_two_projects_in_two_channels_are_investigated_live_each_with_its_
         assert metrics['incident_bot_slack_api_errors_total{status="429"}'] == 1
         assert metrics['incident_bot_slack_api_retries_total{reason="RateLimitError"}'] == 1
     no_secret_anywhere(world, slack, "serve")
+    # Structured logs: each of the bot's lines is one JSON object; a job's name its investigation.
+    lines = (world.root / "serve.log").read_text().splitlines()
+    ours = [json.loads(line) for line in lines if line.startswith("{")]
+    assert ours and all({"time", "level", "logger", "message"} <= set(o) for o in ours)
+    named = {o["investigation_id"] for o in ours if o["investigation_id"]}
+    assert {r["id"] for r in rows.values()} <= named
 
 
 FINISHED = "incident_bot_investigations_finished_total"
@@ -477,6 +483,7 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
                 catalog.key: {"channels": ["C0NOWHERE"]},
             },
         )
+        slack.scopes.remove("groups:read")  # and a scope the manifest asks for, not granted
         projects = await run_check(world, slack, "broken", INCIDENT_BOT_CONFIG=str(pieces))
     expected = {
         credentials: [
@@ -489,6 +496,7 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
         ],
         projects: [
             "✓ Slack: auth.test",
+            "✗ Slack scopes: missing groups:read — fix: add them under OAuth & Permissions",
             f"✗ {orders.key}: code: cannot clone",
             f"✗ {orders.key}: docs: ",
             f"✓ {catalog.key}: code: ",

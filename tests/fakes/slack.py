@@ -126,6 +126,8 @@ class FakeSlack:
             "channels:history",
             "groups:history",
             "usergroups:read",
+            "channels:read",
+            "groups:read",
         ]
         self.member_of: set[str] | None = None
         # Socket Mode: the connected app's websockets, and every frame it sent back (acks).

@@ -13,14 +13,14 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from agent.budget import Limits
 from agent.domain import Investigation
-from agent.errors import InputError
+from agent.errors import InputError, SourceUnavailable
 from agent.loop import Loop
 from agent.models.offline import OfflineInvestigator
-from agent.ports import Model, Retriever, UsageLedger
+from agent.ports import Model, Retriever, ToolResult, Toolset, ToolSpec, UsageLedger
 from agent.sources import Sources
 from agent.tools.catalog import Catalog
 from agent.tools.local import LOCAL_TOOLS
@@ -56,6 +56,26 @@ def git_server(repo_dir: Path | None = None) -> McpToolset:
         pinned={"repo_path": str(repo_dir)} if repo_dir is not None else {},
         source="code",
     )
+
+
+class Unavailable:
+    """A toolset whose source did not start: every call says why (SourceUnavailable)."""
+
+    def __init__(self, inner: Toolset, reason: str) -> None:
+        self.name = inner.name
+        self.inner = inner
+        self.reason = reason
+
+    @property
+    def pinned(self) -> dict[str, Any]:
+        pinned = getattr(self.inner, "pinned", None)
+        return pinned if isinstance(pinned, dict) else {}
+
+    async def get_tools(self) -> list[ToolSpec]:
+        return await self.inner.get_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        raise SourceUnavailable(self.reason)
 
 
 class Runtime:
@@ -173,11 +193,18 @@ class Runtime:
         if ready is not None and ready.done() and not ready.cancelled() and ready.exception():
             # The clone or fetch failed before (the upstream was down): try again now.
             self._ready[key] = ready = asyncio.create_task(sources.start(), name=f"sources:{key}")
+        code = sources.code
         if ready is not None:
-            await asyncio.shield(ready)  # its clone or first fetch; an error is raised here
+            try:
+                await asyncio.shield(ready)  # its clone or first fetch
+            except Exception as exc:
+                # The run stops at its first read of the code, saying why; Continue (or
+                # the next investigation) tries to start the sources again.
+                log.warning("the sources of project %s did not start: %s", key, exc)
+                code = [Unavailable(t, f"the code of project `{key}`: {exc}") for t in code]
         # Asking only makes sense where someone can answer.
         local = [t for t in LOCAL_TOOLS if self.can_ask or t.name != "ask_clarification"]
-        catalog = Catalog([Timed(t) for t in (sources.sentry, *sources.code)], local)
+        catalog = Catalog([Timed(t) for t in (sources.sentry, *code)], local)
         return Loop(
             model=self.model(inv),
             catalog=catalog,

@@ -509,3 +509,46 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
         for start in starts:
             (line,) = [x for x in marks(out) if x.startswith(start)] or [out]
             assert line.startswith("✓") or "— fix: " in line, line
+
+
+async def test_a_worker_process_with_no_scenario_investigates_from_the_projects_file(
+    world: World,
+) -> None:
+    """`incident-bot worker` beside a web front: it claims a stored request and reads the
+    project's live sources, as serve's own workers do."""
+    from agent.domain import Investigation, default_window, utcnow
+    from bot.config import Projects
+    from storage.db import create_engine, create_schema
+    from storage.jobs import SqlJobQueue
+    from storage.store import SqlStore
+
+    orders = world.orders
+    orders.push_release()
+    db = world.root / "worker.db"
+    engine = create_engine(f"sqlite+aiosqlite:///{db}")
+    await create_schema(engine)
+    project = Projects.load(world.config).projects[orders.key]
+    scope = project.scope(*default_window(utcnow()), asked_at=utcnow())
+    inv = Investigation.open(orders.scenario.question, scope, requester="U0ALICE")
+    await SqlStore(engine).create(inv)
+    await SqlJobQueue(engine).enqueue("investigate", inv.id)
+    await engine.dispose()
+    async with FakeSlack(token=SECRETS["SLACK_BOT_TOKEN"]) as slack:
+        proc = await asyncio.create_subprocess_exec(
+            *(BOT, "worker", "--offline"),
+            env=world.env(slack, "worker"),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            async with asyncio.timeout(60):
+                while (done := await load(db, inv.id)).state.value != "COMPLETED":
+                    assert proc.returncode is None
+                    await asyncio.sleep(0.2)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 0, err.decode()[-2000:]
+    assert done.diagnosis is not None and done.diagnosis.suspect is not None
+    assert done.diagnosis.suspect.commit == orders.expected["commit"]
+    assert done.draft is not None and done.draft.repository == "acme/orders-tracker"

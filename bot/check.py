@@ -302,10 +302,7 @@ class Doctor:
     async def docs(self, project: Project, mirror: Mirror | None, data_dir: Path) -> None:
         what = f"{project.key}: docs"
         try:
-            if project.docs_corpus is None and mirror is None:
-                raise InputError("the code is unavailable, so are its docs")
-            assert mirror is not None or project.docs_corpus is not None
-            retriever: Any = await docs_of(project, mirror, data_dir)  # type: ignore[arg-type]
+            retriever: Any = await docs_of(project, mirror, data_dir)
             index = retriever.retriever if project.docs_corpus else await retriever.retriever()
             sections = index.index.doc_count
         except Exception as exc:

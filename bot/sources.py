@@ -67,7 +67,8 @@ def mirror_of(project: Project, data_dir: Path, environ: Mapping[str, str]) -> M
     )
 
 
-async def docs_of(project: Project, mirror: Mirror, data_dir: Path) -> Retriever:
+async def docs_of(project: Project, mirror: Mirror | None, data_dir: Path) -> Retriever:
+    """The exported corpus the project names, else the docs of its mirror."""
     if project.docs_corpus is not None:
         from search.corpus import CorpusError
         from search.export import open_corpus
@@ -76,6 +77,8 @@ async def docs_of(project: Project, mirror: Mirror, data_dir: Path) -> Retriever
             return await open_corpus(project.docs_corpus, project.language)
         except CorpusError as exc:
             raise InputError(f"project `{project.key}`: {exc}") from None
+    if mirror is None:
+        raise InputError(f"project `{project.key}`: no code, so no docs (or set docs_corpus)")
     return RepoDocs(
         mirror.path,
         project.language,
@@ -90,7 +93,7 @@ async def live_sources(
     git: McpToolset,
     data_dir: Path,
     environ: Mapping[str, str],
-) -> tuple[Sources, Mirror]:
+) -> Sources:
     mirror = mirror_of(project, data_dir, environ)
     code = GitCodeTools(mirror.path, project.repository)
     view = git.view(
@@ -98,14 +101,13 @@ async def live_sources(
     )
     pins = sentry_pins(project.sentry_organization, project.sentry_project)
     docs = await docs_of(project, mirror, data_dir)
-    sources = Sources(
+    return Sources(
         sentry=ResolvedReleases(sentry.view(pinned=pins), Releases(mirror, project.release_prefix)),
         code=[FreshRevisions(view, mirror), FreshRevisions(code, mirror)],
         files=code,
         docs=docs,
         starts=[mirror.start],
     )
-    return sources, mirror
 
 
 async def live_runtime(
@@ -130,7 +132,7 @@ async def live_runtime(
         if config.name not in started:
             started[config.name] = config.toolset(environ)
             shared.append(started[config.name])
-        per_project[project.key], _ = await live_sources(
+        per_project[project.key] = await live_sources(
             project, started[config.name], git, data_dir, environ
         )
     return Runtime(per_project, shared=[*shared, git], **options)

@@ -185,6 +185,10 @@ class Mirror:
         )
         return text if code == 0 and text else None
 
+    async def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        code, _ = await _git(self.path, "merge-base", "--is-ancestor", ancestor, descendant)
+        return code == 0
+
     async def has_commit(self, revision: str) -> bool:
         code, _ = await _git(self.path, "cat-file", "-e", f"{revision}^{{commit}}")
         return code == 0

@@ -2,8 +2,8 @@
 
 A release is `release_prefix` + a full SHA, a short SHA, or a version string named by a
 tag of the repository (`v1.4.2`, `1.4.2`, `app@1.4.2`). The previous release is the
-newest tag before the running commit, else its parent: the change window is
-previous..running. A release that names nothing the mirror holds (after one fetch) is
+newest earlier release among the issue's events (Sentry's list of them), else the newest
+tag before the running commit, else its parent: the change window is previous..running. A release that names nothing the mirror holds (after one fetch) is
 unresolved: the code is read at the default branch, and the answer says so.
 
 `ResolvedReleases` wraps the Sentry toolset: the event of `get_issue_details` gets the
@@ -100,7 +100,23 @@ class Releases:
             return Release(version, None, "not in the mirror", default_branch=default)
         return release
 
-    async def _lookup(self, version: str) -> Release | None:
+    async def previous_among(self, running: str, versions: list[str]) -> tuple[str, str] | None:
+        """The newest of the releases Sentry saw (`versions`) that came before `running`:
+        (commit, version), or None when none of them is an earlier commit."""
+        best: tuple[str, str] | None = None
+        for version in versions:
+            found = await self._lookup(version, previous=False)
+            if found is None or found.commit in (None, running):
+                continue
+            commit = found.commit
+            assert commit is not None
+            if not await self.mirror.is_ancestor(commit, running):
+                continue
+            if best is None or await self.mirror.is_ancestor(best[0], commit):
+                best = (commit, version)
+        return best
+
+    async def _lookup(self, version: str, *, previous: bool = True) -> Release | None:
         sha = release_sha({"release": {"version": version}}, self.prefix)
         bare = (
             version[len(self.prefix) :]
@@ -112,11 +128,13 @@ class Releases:
         if sha is not None:
             commit = await self.mirror.commit_of(sha)
             if commit is not None:
-                return await self._with_previous(Release(version, commit, "sha"))
+                found = Release(version, commit, "sha")
+                return await self._with_previous(found) if previous else found
         for tag in self.candidates(version):
             commit = await self.mirror.commit_of(f"refs/tags/{tag}")
             if commit is not None:
-                return await self._with_previous(Release(version, commit, f"tag {tag}"))
+                found = Release(version, commit, f"tag {tag}")
+                return await self._with_previous(found) if previous else found
         return None
 
     async def _with_previous(self, release: Release) -> Release:
@@ -162,6 +180,15 @@ class ResolvedReleases:
         if not version:
             return result
         release = await self.releases.resolve(version)
+        if release.commit is not None:
+            seen = await self._releases_seen(data, arguments)
+            earlier = await self.releases.previous_among(release.commit, seen)
+            if earlier is not None:
+                release = _replace(
+                    release,
+                    previous=earlier[0],
+                    previous_via=f"release {earlier[1]} among the issue's events",
+                )
         event = copy.deepcopy(event)
         if release.commit is not None:
             event["release"] = {"version": f"{self.releases.prefix}{release.commit}"}
@@ -178,6 +205,40 @@ class ResolvedReleases:
                 "data": {**data, "event": event, "release": release.data()},
             }
         )
+
+    async def _releases_seen(self, data: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+        """The releases of the issue's events, as Sentry lists them (newest first)."""
+        issue = data.get("issue") if isinstance(data.get("issue"), dict) else {}
+        ref = arguments.get("issueId") or issue.get("shortId") or issue.get("id")
+        if not ref:
+            return []
+        try:
+            events = await self.inner.call_tool(
+                "search_issue_events", {"issueId": str(ref), "limit": 100}
+            )
+        except Exception:  # Sentry's list is a refinement: the tags still name a previous
+            return []
+        return [] if events.is_error else releases_in(events.text)
+
+
+_RELEASE_JSON = re.compile(r'"version"\s*:\s*"([^"]+)"')
+_RELEASE_TAG = re.compile(r"(?:^|[\s,])release=([^,\s]+)")
+
+
+def releases_in(text: str) -> list[str]:
+    """Release versions in an event listing (the server's `**release**: {...}` lines and
+    `release=` tags), each once, in order."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("**release**:"):
+            value = line.split(":", 1)[1].strip()
+            found = _RELEASE_JSON.findall(value) if value.startswith("{") else [value]
+        elif line.startswith("**tags**:"):
+            found = _RELEASE_TAG.findall(line)
+        else:
+            continue
+        out += [v for v in found if v and v not in out]
+    return out
 
 
 def _version(event: dict[str, Any]) -> str | None:

@@ -260,6 +260,9 @@ async def test_two_projects_in_two_channels_are_investigated_live_each_with_its_
         release = world.catalog.release
         assert f"Release `catalog-api@1.3.0` is commit {release} (tag v1.3.0)" in details.content
         assert details.data["release"]["previous"] == world.catalog.tags["v1.2.0"]
+        assert details.data["release"]["previous_via"] == (
+            "release catalog-api@1.2.0 among the issue's events"  # Sentry's data first
+        )
 
         # An approved draft publishes one issue, in that project's issue repository.
         orders = await load(world.root / "serve.db", rows[world.orders.key]["id"])

@@ -12,7 +12,7 @@ import pytest
 
 from agent.ports import ToolResult, ToolSpec
 from bot.mirror import Mirror, askpass
-from bot.releases import Releases, ResolvedReleases
+from bot.releases import Releases, ResolvedReleases, releases_in
 from tests.gitrepo import git
 
 
@@ -149,3 +149,30 @@ async def test_a_mirror_follows_the_code_url_configuration_names(
     await mirror.start()
     assert git(tmp_path / "mirror.git", "config", "remote.origin.url") == moved.resolve().as_uri()
     assert mirror.last_error is None
+
+
+def test_the_releases_of_an_event_listing_are_read_from_the_servers_markdown() -> None:
+    text = "\n".join(
+        [
+            "## KeyError: 'sku'",
+            '**release**: {"id":5,"version":"app@1.4.2","ref":null,"url":null,"dateCre...',
+            "**tags**: environment=production, release=app@1.4.2, runtime=CPython",
+            "## KeyError: 'sku'",
+            "**release**: app@1.4.1",
+            "**tags**: level=error, release=app@1.4.0",
+            '**release**: {"id":7,"ref":null,"url":null,"dateCreated":"2026-11-27T09:...',
+        ]
+    )
+    assert releases_in(text) == ["app@1.4.2", "app@1.4.1", "app@1.4.0"]
+
+
+async def test_the_previous_release_is_the_newest_earlier_one_sentry_saw(
+    upstream: dict[str, Any], tmp_path: Path
+) -> None:
+    shas = upstream["shas"]
+    releases = Releases(await mirror_of(upstream, tmp_path), "app@")
+    seen = ["app@2.0.0", f"app@{shas[0]}", "app@1.4.1", "app@9.9.9", "app@1.4.2"]
+    # 2.0.0 is the running one, 9.9.9 names nothing: of the rest, 1.4.2 is the newest.
+    assert await releases.previous_among(shas[3], seen) == (shas[2], "app@1.4.2")
+    assert await releases.previous_among(shas[1], seen) == (shas[0], f"app@{shas[0]}")
+    assert await releases.previous_among(shas[0], seen) is None  # nothing came before

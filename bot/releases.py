@@ -3,8 +3,10 @@
 A release is `release_prefix` + a full SHA, a short SHA, or a version string named by a
 tag of the repository (`v1.4.2`, `1.4.2`, `app@1.4.2`). The previous release is the
 newest earlier release among the issue's events (Sentry's list of them), else the newest
-tag before the running commit, else its parent: the change window is previous..running. A release that names nothing the mirror holds (after one fetch) is
-unresolved: the code is read at the default branch, and the answer says so.
+tag before the running commit, else its parent: the change window is previous..running.
+A release that names nothing the mirror holds (after one fetch) is unresolved: no commit
+is guessed for it, the evidence says so, and the investigator asks for the commit or
+reads the default branch and says so.
 
 `ResolvedReleases` wraps the Sentry toolset: the event of `get_issue_details` gets the
 resolved commit as its release (`prefix + sha`, the form the investigators read), the

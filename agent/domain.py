@@ -113,6 +113,8 @@ class Scope(BaseModel):
     until: datetime
     # When the question was asked: "since this morning" is read against it.
     asked_at: datetime | None = None
+    # Where the draft is published, when not the code repository.
+    issues_repository: str | None = None
 
 
 class ToolCall(BaseModel):

@@ -100,7 +100,11 @@ def draft_for(inv: Investigation, diagnosis: Diagnosis, title: str | None = None
             link = f" — {ev.link}" if ev.link else ""
             lines.append(f"- {ev.id} ({ev.source}) {code_span(ev.title)}{link}")
     lines += ["", f"_{t['question']}: {inv.question} · {t['confidence']}: {diagnosis.confidence}_"]
-    return Draft(repository=inv.scope.repository, title=title, body="\n".join(lines).strip())
+    return Draft(
+        repository=inv.scope.issues_repository or inv.scope.repository,
+        title=title,
+        body="\n".join(lines).strip(),
+    )
 
 
 def salvage(inv: Investigation, reason: str, prose: str | None = None) -> Diagnosis:

@@ -32,8 +32,8 @@ from agent.models.groq import GroqModel  # noqa: E402
 from agent.ports import Model  # noqa: E402
 from benchmarks.scenarios import default_scenarios, grade  # noqa: E402
 from bot.cli import run  # noqa: E402
-from bot.recorded import clone, load_scenario  # noqa: E402
 from bot.runtime import git_server  # noqa: E402
+from recorded.scenario import clone, load_scenario  # noqa: E402
 from tests.fakes.chat import FakeChat  # noqa: E402
 from tests.fakes.policy import Explorer  # noqa: E402
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from agent.budget import Limits
 from agent.domain import Investigation
 from bot.cli import run
-from bot.recorded import clone, load_scenario
 from bot.runtime import git_server
-from bot.scenarios import build_scenario
+from recorded.build import build_scenario
+from recorded.scenario import clone, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 

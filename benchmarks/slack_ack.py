@@ -36,10 +36,10 @@ sys.path.insert(0, str(ROOT))
 
 from agent.domain import State  # noqa: E402
 from bot.config import Project, Projects, Settings  # noqa: E402
-from bot.recorded import clone, load_scenario  # noqa: E402
-from bot.runtime import ScenarioRuntime  # noqa: E402
-from bot.scenarios import build_scenario  # noqa: E402
+from bot.runtime import Runtime  # noqa: E402
 from bot.serve import assemble, slack_client  # noqa: E402
+from recorded.build import build_scenario  # noqa: E402
+from recorded.scenario import clone, load_scenario  # noqa: E402
 from storage.db import create_engine, create_schema  # noqa: E402
 from tests.fakes.slack import FakeSlack, signed_headers  # noqa: E402
 
@@ -216,7 +216,7 @@ async def main(concurrency: int, rounds: int, runs: int) -> None:
         engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bench.db'}")
         await create_schema(engine)
         repo = await clone(scenario, tmp)
-        runtime = ScenarioRuntime(scenario, repo)
+        runtime = Runtime.recorded(scenario, repo)
         await runtime.start()
         stop = asyncio.Event()
         async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:

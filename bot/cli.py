@@ -9,12 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
-import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from agent.domain import Investigation, State
 from agent.errors import InputError
 from agent.locale import answer_language
 from agent.ports import Model
-from bot.recorded import Scenario, clone, load_scenario
+from recorded.scenario import Scenario, clone, load_scenario
 
 EXIT_INPUT = 2
 ModelFactory = Callable[[Investigation], Model]
@@ -35,8 +35,15 @@ DEMO_RECIPE = Path(__file__).parent / "demo" / "orders"
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="incident-bot", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
-    inv = sub.add_parser("investigate", help="investigate a recorded incident")
-    inv.add_argument("--scenario", required=True, type=Path, help="a scenario folder")
+    inv = sub.add_parser(
+        "investigate", help="investigate a configured project's live sources, or a recording"
+    )
+    what = inv.add_mutually_exclusive_group(required=True)
+    what.add_argument("--scenario", type=Path, help="a recorded incident's folder")
+    what.add_argument(
+        "--project", help="a project of the projects file (INCIDENT_BOT_CONFIG), read live"
+    )
+    inv.add_argument("asked", nargs="?", metavar="QUESTION", help="the question (with --project)")
     inv.add_argument("--offline", action="store_true", help="use the offline investigator")
     inv.add_argument("--json", action="store_true", help="print one JSON document")
     inv.add_argument("--question", help="ask this instead of the scenario's question")
@@ -91,23 +98,42 @@ def parser() -> argparse.ArgumentParser:
     wrk.add_argument("--workers", type=int, default=1, help="workers in this process")
     for command in (srv, wrk):
         command.add_argument(
+            "--log-format",
+            choices=("plain", "json"),
+            default="plain",
+            help="json: one JSON object per line, with the investigation id of its job",
+        )
+        command.add_argument(
             "--lease-seconds",
             type=float,
             help="how long a job stays with a worker that stopped answering "
             "(default: INCIDENT_BOT_LEASE_SECONDS, else 30)",
         )
+    sub.add_parser(
+        "check",
+        help="check the setup: Slack, and each project's channels, Sentry, code, docs, GitHub",
+    )
     add_export_corpus(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    from bot import logs
+
+    # Every line scrubbed of the environment's secret values, whoever writes it.
+    logs.configure(
+        os.environ.get("LOG_LEVEL", "WARNING"), getattr(args, "log_format", "plain"), os.environ
+    )
     try:
         if args.command == "demo":
             return asyncio.run(demo())
         if args.command == "export-corpus":
             return export_corpus_command(args)
+        if args.command == "check":
+            from bot.check import check
+
+            return asyncio.run(check())
         if args.command in ("serve", "worker"):
             from bot.serve import Options, serve
 
@@ -137,7 +163,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         except ValueError as exc:
             raise InputError(f"a limit is out of range: {exc}") from None
-        model = None if args.offline else groq_from_env(os.environ)
+        model = None if args.offline else llm.groq_from_env(os.environ)
+        if args.project is not None:
+            if args.question is not None and args.asked is not None:
+                raise InputError("give the question once (QUESTION or --question)")
+            return asyncio.run(
+                investigate_project(
+                    args.project,
+                    args.asked if args.asked is not None else args.question,
+                    as_json=args.json,
+                    limits=limits,
+                    model=model,
+                    extract_model=None if args.offline else llm.extract_from_env(os.environ),
+                    prefetch=llm.prefetch_from_env(os.environ) if args.prefetch is None else False,
+                    language=args.language,
+                    idempotency_key=args.idempotency_key,
+                )
+            )
+        if args.asked is not None:
+            if args.question is not None:
+                raise InputError("give the question once (QUESTION or --question)")
+            args.question = args.asked
         return asyncio.run(
             investigate(
                 args.scenario,
@@ -158,27 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-DEFAULT_MODEL = "llama-3.3-70b-versatile"
-
-
-def groq_from_env(environ: Mapping[str, str]) -> ModelFactory:
-    """The configured chat model: Groq by default, or any chat-completions server."""
-    key = environ.get("GROQ_API_KEY", "").strip()
-    if not key:
-        raise InputError("GROQ_API_KEY is not set (or pass --offline for the offline investigator)")
-    name = environ.get("INCIDENT_BOT_MODEL", DEFAULT_MODEL)
-    base_url = environ.get("GROQ_BASE_URL") or None
-
-    def make(_inv: Investigation) -> Model:
-        from agent.models.groq import GroqModel
-
-        return GroqModel(name, api_key=key, base_url=base_url)
-
-    return make
-
-
 async def demo() -> int:
-    from bot.scenarios import build_scenario
+    from recorded.build import build_scenario
 
     with tempfile.TemporaryDirectory(prefix="incident-bot-demo-") as tmp:
         folder = await asyncio.to_thread(build_scenario, DEMO_RECIPE, Path(tmp) / "orders")
@@ -227,6 +254,65 @@ async def investigate(
     return 0
 
 
+async def investigate_project(
+    key: str,
+    question: str | None,
+    *,
+    as_json: bool,
+    limits: Limits,
+    model: ModelFactory | None = None,
+    extract_model: ModelFactory | None = None,
+    prefetch: bool = True,
+    language: str | None = None,
+    idempotency_key: str | None = None,
+) -> int:
+    """`investigate --project KEY "question"`: the project's live sources, as `serve` reads
+    them (bot/sources.py), over the last `window_hours`; the same document as a recording."""
+    from agent.domain import default_window, utcnow
+    from bot.config import Projects, Settings
+    from bot.mcp_servers import load_servers
+    from bot.sources import live_runtime
+
+    settings = Settings()
+    if settings.incident_bot_config is None:
+        raise InputError("--project needs INCIDENT_BOT_CONFIG, the projects file")
+    projects = Projects.load(settings.incident_bot_config)
+    project = projects.projects.get(key)
+    if project is None:
+        known = ", ".join(sorted(projects.projects)) or "none"
+        raise InputError(f"unknown project `{key}` (projects: {known})")
+    if question is None or not question.strip():
+        raise InputError('ask a question: investigate --project KEY "what happened?"')
+    servers = load_servers(settings.incident_bot_config)
+    now = utcnow()
+    scope = project.scope(*default_window(now, project.window_hours), asked_at=now)
+    scope = scope.model_copy(
+        update={"language": answer_language(language, project.language, question)}
+    )
+    inv = Investigation.open(question, scope, requester=os.environ.get("USER"))
+    only = Projects(projects={key: project})  # its sources only: nothing else is started
+
+    async def make(ledger: Any, can_ask: bool) -> Any:
+        return await live_runtime(
+            only,
+            servers,
+            settings.incident_bot_data_dir,
+            limits=limits,
+            model=model,
+            extract_model=extract_model,
+            prefetch=prefetch,
+            ledger=ledger,
+            can_ask=can_ask,
+        )
+
+    with tempfile.TemporaryDirectory(prefix="incident-bot-") as tmp:
+        url = settings.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
+        doc = await run_with(make, inv, url, as_json=as_json, idempotency_key=idempotency_key)
+    if as_json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    return 0
+
+
 async def run(
     scenario: Scenario,
     repo: Path,
@@ -242,10 +328,37 @@ async def run(
     prefetch: bool = True,
 ) -> dict[str, Any]:
     """Store the request, let a worker run it, follow it; `git` may be a shared server."""
+    from bot.runtime import Runtime
+
+    def make(ledger: Any, can_ask: bool) -> Runtime:
+        return Runtime.recorded(
+            scenario,
+            repo,
+            limits=limits,
+            git=git,
+            model=model,
+            can_ask=can_ask,
+            extract_model=extract_model,
+            prefetch=prefetch,
+            ledger=ledger,
+        )
+
+    return await run_with(make, inv, url, as_json=as_json, idempotency_key=idempotency_key)
+
+
+async def run_with(
+    make_runtime: Callable[[Any, bool], Any],
+    inv: Investigation,
+    url: str,
+    *,
+    as_json: bool,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """Store the request, let a worker run it over the runtime `make_runtime(ledger,
+    can_ask)` builds, and follow it until it settles."""
     # Imported here so that bad input is refused before the slow MCP imports.
     from bot import render
-    from bot.intake import open_once
-    from bot.runtime import ScenarioRuntime
+    from bot.usecases.intake import open_once
     from bot.worker import Worker
     from storage.db import create_engine, create_schema
     from storage.idempotency import SqlIdempotency
@@ -253,24 +366,17 @@ async def run(
     from storage.store import SqlStore
 
     engine = create_engine(url)
+    store, jobs = SqlStore(engine), SqlJobQueue(engine)
     # A --json run has nobody to answer a question: the investigation goes on without.
     can_ask = not as_json and sys.stdin.isatty()
-    runtime = ScenarioRuntime(
-        scenario,
-        repo,
-        limits=limits,
-        git=git,
-        model=model,
-        can_ask=can_ask,
-        extract_model=extract_model,
-        prefetch=prefetch,
-    )
     console = None if as_json else render.console()
     starting: asyncio.Task[None] | None = None
     try:
+        # The daily token budget is a query over stored counts.
+        runtime = make_runtime(store, can_ask)
+        if inspect.isawaitable(runtime):
+            runtime = await runtime
         await create_schema(engine)
-        store, jobs = SqlStore(engine), SqlJobQueue(engine)
-        runtime.ledger = store  # the daily token budget is a query over stored counts
         # The request the key stands for: the question, the scope and who asks.
         request = {
             "surface": "cli",
@@ -305,7 +411,7 @@ async def run(
         if starting is not None:
             with contextlib.suppress(Exception):
                 await starting
-                await runtime.aclose()
+            await runtime.aclose()
         await engine.dispose()
 
 

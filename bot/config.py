@@ -16,11 +16,19 @@ A projects file (INCIDENT_BOT_CONFIG) looks like:
     code_url = "https://github.com/acme/orders.git"   # cloned from here when it is missing
     fetch_interval_seconds = 60     # at most one on-demand fetch per interval
     docs_corpus = "/var/lib/incident-bot/orders-docs" # `incident-bot export-corpus --out`
+    docs_paths = ["docs/", "README.md"]   # else: the Markdown of the mirror at the release
+    issues_repository = "acme/orders-issues"  # where drafts are published (default: repository)
+    sentry_server = "sentry"        # the [servers.NAME] Sentry is read through (bot/mcp_servers.py)
+    code_token_env = "ORDERS_GIT_TOKEN"  # the variable holding a token for a private code_url
+
+Without `code_mirror` the mirror is kept under INCIDENT_BOT_DATA_DIR (default
+`.incident-bot/`), as are the docs indexes, one per revision.
 """
 
 from __future__ import annotations
 
 import tomllib
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +57,8 @@ class Settings(BaseSettings):
     sentry_write_token: SecretStr | None = None
     database_url: str | None = None
     incident_bot_config: Path | None = None
+    # Mirrors and docs indexes of the projects that name no path of their own.
+    incident_bot_data_dir: Path = Path(".incident-bot")
     # How long a job or a thread stays with a process that stopped answering.
     incident_bot_lease_seconds: float = Field(default=30.0, gt=0)
 
@@ -69,8 +79,21 @@ class Project(BaseModel):
     code_mirror: Path | None = None
     code_url: str | None = None
     fetch_interval_seconds: float = Field(default=60.0, ge=0)
-    # The docs: a folder written by `incident-bot export-corpus` (docs + manifest + index).
+    # The docs: a folder written by `incident-bot export-corpus` (docs + manifest + index),
+    # else the Markdown under docs_paths in the mirror, at the revision that ran.
     docs_corpus: Path | None = None
+    docs_paths: list[str] = Field(default_factory=lambda: ["docs/", "README.md"])
+    # Where approved drafts are published; the code repository when unset.
+    issues_repository: str | None = None
+    # The declared MCP server ([servers.NAME]) Sentry is read through; the one declared
+    # Sentry server when unset.
+    sentry_server: str | None = None
+    # The environment variable holding a token for a private code_url (never the token).
+    code_token_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @property
+    def publishes_to(self) -> str:
+        return self.issues_repository or self.repository
 
     @classmethod
     def for_scope(cls, scope: Scope, **settings: Any) -> Project:
@@ -84,6 +107,21 @@ class Project(BaseModel):
             release_prefix=scope.release_prefix,
             language=scope.language,
             **({"window_hours": hours} | settings),
+        )
+
+    def scope(self, since: datetime, until: datetime, asked_at: datetime | None = None) -> Scope:
+        """What an investigation of this project may read, over a time window."""
+        return Scope(
+            project_key=self.key,
+            repository=self.repository,
+            sentry_organization=self.sentry_organization,
+            sentry_project=self.sentry_project,
+            release_prefix=self.release_prefix,
+            language=self.language,
+            since=since,
+            until=until,
+            asked_at=asked_at,
+            issues_repository=self.issues_repository,
         )
 
     def allows(self, channel: str) -> bool:

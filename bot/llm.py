@@ -66,3 +66,19 @@ def token_limits_from_env(environ: Mapping[str, str]) -> dict[str, int | None]:
         "tokens": per_run if per_run is not None else Limits().tokens,
         "tokens_per_day": _count(environ, "INCIDENT_BOT_TOKENS_PER_DAY"),
     }
+
+
+def groq_from_env(environ: Mapping[str, str]) -> Callable[[Investigation], Model]:
+    """The configured chat model: Groq by default, or any chat-completions server."""
+    key = environ.get("GROQ_API_KEY", "").strip()
+    if not key:
+        raise InputError("GROQ_API_KEY is not set (or pass --offline for the offline investigator)")
+    name = environ.get("INCIDENT_BOT_MODEL", DEFAULT_MODEL)
+    base_url = environ.get("GROQ_BASE_URL") or None
+
+    def make(_inv: Investigation) -> Model:
+        from agent.models.groq import GroqModel
+
+        return GroqModel(name, api_key=key, base_url=base_url)
+
+    return make

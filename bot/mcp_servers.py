@@ -161,7 +161,7 @@ def sentry_server(
     servers: Mapping[str, ServerConfig], environ: Mapping[str, str] | None = None
 ) -> tuple[ServerConfig, McpToolset] | None:
     """The declared Sentry server and its toolset (not started: a worker starts it once
-    and hands it to every investigation, e.g. `ScenarioRuntime(sentry=...)`)."""
+    and hands it to every investigation, e.g. `Runtime.recorded(sentry=...)`)."""
     for config in servers.values():
         if config.preset == "sentry":
             return config, config.toolset(environ)

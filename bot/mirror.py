@@ -13,6 +13,8 @@ import asyncio
 import logging
 import os
 import re
+import stat
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,12 +38,41 @@ class MirrorError(InputError):
     """The mirror cannot be created, read or fetched."""
 
 
-async def _git(cwd: Path | None, *args: str) -> tuple[int, str]:
+# Answers git's prompts from the environment of the one git process that needs it: the
+# token is never in a URL, the mirror's config, a credential store or a log line.
+_ASKPASS = """#!/bin/sh
+case "$1" in
+  Username*) printf '%s\\n' "${INCIDENT_BOT_GIT_USER:-x-access-token}" ;;
+  *) printf '%s\\n' "$INCIDENT_BOT_GIT_TOKEN" ;;
+esac
+"""
+_askpass_path: Path | None = None
+
+
+def askpass() -> Path:
+    """The GIT_ASKPASS script (no secret in it), written once per process."""
+    global _askpass_path
+    if _askpass_path is None or not _askpass_path.is_file():
+        folder = Path(tempfile.mkdtemp(prefix="incident-bot-git-"))
+        path = folder / "askpass.sh"
+        path.write_text(_ASKPASS, encoding="utf-8")
+        path.chmod(stat.S_IRWXU)
+        _askpass_path = path
+    return _askpass_path
+
+
+async def _git(cwd: Path | None, *args: str, token: str | None = None) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k not in _LOCATION}
     env |= {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    auth: list[str] = []
+    if token:
+        env |= {"GIT_ASKPASS": str(askpass()), "INCIDENT_BOT_GIT_TOKEN": token}
+        # No credential helper may keep the token once git has it.
+        auth = ["-c", "credential.helper="]
     proc = await asyncio.create_subprocess_exec(
         "git",
         *(["-C", str(cwd)] if cwd else []),
+        *auth,
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -55,6 +86,8 @@ async def _git(cwd: Path | None, *args: str) -> tuple[int, str]:
         await proc.wait()
         return 124, f"git {args[0]} timed out after {GIT_TIMEOUT:g} s"
     text = out.decode(errors="replace") if proc.returncode == 0 else err.decode(errors="replace")
+    if token:
+        text = text.replace(token, "***")
     return proc.returncode or 0, text.strip()
 
 
@@ -68,9 +101,13 @@ class Mirror:
         *,
         min_interval: float = DEFAULT_MIN_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
+        token: Callable[[], str | None] | None = None,
     ) -> None:
+        """`token` reads the token of a private upstream when git needs it (from the
+        environment, e.g. `lambda: os.environ.get("ORDERS_GIT_TOKEN")`)."""
         self.path = Path(path)
         self.url = url
+        self.token = token or (lambda: None)
         self.min_interval = min_interval
         self.clock = clock
         self.fetches = 0  # fetches run (a clone counts as one)
@@ -87,8 +124,15 @@ class Mirror:
             if not self.url:
                 raise MirrorError(f"no git mirror at {self.path} and no url to clone it from")
             async with self._lock:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 code, text = await _git(
-                    None, "clone", "--mirror", "--quiet", self.url, str(self.path)
+                    None,
+                    "clone",
+                    "--mirror",
+                    "--quiet",
+                    self.url,
+                    str(self.path),
+                    token=self.token(),
                 )
                 if code != 0:
                     raise MirrorError(f"cannot clone {self.url} into {self.path}: {text[:300]}")
@@ -98,7 +142,15 @@ class Mirror:
         code, text = await _git(self.path, "rev-parse", "--is-bare-repository")
         if code != 0 or text != "true":
             raise MirrorError(f"{self.path} is not a bare mirror clone (git clone --mirror)")
+        if self.url:
+            # The configured upstream, not the one the mirror was first cloned from.
+            code, current = await _git(self.path, "config", "--get", "remote.origin.url")
+            if code != 0 or current != self.url:
+                await _git(self.path, "remote", "set-url", "origin", self.url)
         await self.fetch(force=True)
+
+    async def aclose(self) -> None:
+        """Nothing runs between fetches."""
 
     async def fetch(self, *, force: bool = False) -> bool:
         """Fetch from the upstream unless the last fetch is younger than `min_interval`.
@@ -110,13 +162,32 @@ class Mirror:
                 return False
             self._last = now  # a failing upstream is not retried sooner either
             self.fetches += 1
-            code, text = await _git(self.path, "fetch", "--prune", "--quiet", "origin")
+            code, text = await _git(
+                self.path, "fetch", "--prune", "--quiet", "origin", token=self.token()
+            )
             if code != 0:
                 self.last_error = text[:300] or f"git fetch exited with {code}"
                 log.warning("fetching the mirror %s failed: %s", self.path, self.last_error)
                 return False
             self.last_error = None
             return True
+
+    async def git(self, *args: str) -> tuple[int, str]:
+        """A read-only git command in the mirror: (exit code, output or error)."""
+        return await _git(self.path, *args)
+
+    async def commit_of(self, revision: str) -> str | None:
+        """The full SHA of the commit `revision` names in the mirror, or None."""
+        if not revision or revision.startswith("-"):
+            return None
+        code, text = await _git(
+            self.path, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"
+        )
+        return text if code == 0 and text else None
+
+    async def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        code, _ = await _git(self.path, "merge-base", "--is-ancestor", ancestor, descendant)
+        return code == 0
 
     async def has_commit(self, revision: str) -> bool:
         code, _ = await _git(self.path, "cat-file", "-e", f"{revision}^{{commit}}")

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
@@ -32,20 +33,20 @@ from agent.errors import InputError
 from agent.publish.github import GitHubIssues
 from agent.publish.publisher import Backlink
 from agent.publish.sentry import SentryNote
-from bot import llm
-from bot.cli import groq_from_env
+from bot import llm, metrics
 from bot.config import Project, Projects, Settings
-from bot.mcp_servers import load_servers, sentry_server
+from bot.mcp_servers import ServerConfig, load_servers, sentry_server
 from bot.mirror import sources_for
-from bot.recorded import clone, load_scenario
-from bot.runtime import ScenarioRuntime
+from bot.runtime import Runtime
 from bot.slack.app import AfterAck, Deps, build_app
 from bot.slack.directory import SlackDirectory
 from bot.slack.sync import SlackSync
+from bot.sources import live_runtime
 from bot.usecases.access import Access
 from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
+from recorded.scenario import Scenario, clone, load_scenario
 from storage.db import create_engine, create_schema, default_url
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
@@ -105,7 +106,7 @@ class Bot:
 def assemble(
     client: AsyncWebClient,
     engine: AsyncEngine,
-    runtime: ScenarioRuntime | None,
+    runtime: Runtime | None,
     projects: Projects,
     signing_secret: str,
     *,
@@ -168,14 +169,32 @@ def served_projects(scope: Scope, config: Path | None) -> Projects:
     return projects
 
 
+async def recorded_runtime(
+    scenario: Scenario,
+    projects: Projects,
+    servers: dict[str, ServerConfig],
+    stack: contextlib.AsyncExitStack,
+    **options: Any,
+) -> Runtime:
+    """The recorded incident as the one project; Sentry through the declared server when
+    there is one (it serves the recording's data), code and docs as the project says."""
+    declared = sentry_server(servers, os.environ)
+    sentry = declared[1] if declared else None  # else the scenario's recording
+    if sentry is not None:
+        await stack.enter_async_context(sentry)
+    # A project may read its code from a mirror clone and its docs from an export.
+    mirror, docs = await sources_for(projects.projects.get(scenario.scope.project_key))
+    tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="incident-bot-serve-"))
+    repo = mirror.path if mirror else await clone(scenario, Path(tmp))
+    return Runtime.recorded(scenario, repo, sentry=sentry, mirror=mirror, docs=docs, **options)
+
+
 async def serve(options: Options, settings: Settings | None = None) -> None:
     try:
         settings = settings or Settings()
     except ValidationError as exc:  # e.g. INCIDENT_BOT_LEASE_SECONDS=abc
         first = exc.errors()[0]
         raise InputError(f"bad setting {first['loc'][0]}: {first['msg']}") from None
-    if options.scenario is None:
-        raise InputError("this version serves recorded incidents only: --scenario DIR")
     if options.workers < 0 or (not options.listen and options.workers < 1):
         raise InputError("a worker process needs at least one worker")
     if options.listen and options.http and settings.slack_signing_secret is None:
@@ -190,40 +209,44 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     # The offline investigator, or the configured chat model (GROQ_API_KEY, GROQ_BASE_URL)
     # with its pass-2 model, pre-fetch and token budgets (bot/llm.py).
     chat = not options.offline and options.workers > 0
-    model = groq_from_env(os.environ) if chat else None
+    model = llm.groq_from_env(os.environ) if chat else None
     limits = Limits(**llm.token_limits_from_env(os.environ))
-    servers = load_servers(settings.incident_bot_config) if settings.incident_bot_config else {}
-    declared = sentry_server(servers, os.environ) if options.workers else None
-    scenario = load_scenario(options.scenario)
-    client = slack_client(settings)
-    projects = served_projects(scenario.scope, settings.incident_bot_config)
+    config = settings.incident_bot_config
+    servers = load_servers(config) if config else {}
+    scenario = load_scenario(options.scenario) if options.scenario else None
+    if scenario is None and config is None:
+        raise InputError(
+            "set INCIDENT_BOT_CONFIG to a projects file (format in bot/config.py), "
+            "or serve a recorded incident with --scenario DIR"
+        )
+    client = metrics.instrument_slack(slack_client(settings))
+    projects = served_projects(scenario.scope, config) if scenario else Projects.load(config)
     engine = create_engine(settings.database_url or default_url(Path.cwd()))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with contextlib.AsyncExitStack() as stack:
-        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="incident-bot-serve-"))
         runtime = None
         if options.workers:  # a web front alone needs no sources
-            # A project may read its code from a mirror clone and its docs from an export.
-            mirror, docs = await sources_for(projects.projects.get(scenario.scope.project_key))
-            repo = mirror.path if mirror else await clone(scenario, Path(tmp))
-            sentry = declared[1] if declared else None  # else the scenario's recording
-            if sentry is not None:
-                await stack.enter_async_context(sentry)
-            runtime = ScenarioRuntime(
-                scenario,
-                repo,
-                model=model,
-                limits=limits,
-                extract_model=llm.extract_from_env(os.environ) if chat else None,
-                prefetch=llm.prefetch_from_env(os.environ),
-                sentry=sentry,
-                mirror=mirror,
-                docs=docs,
-            )
-            await asyncio.gather(runtime.start(), create_schema(engine))
+            options_of_runtime: dict[str, Any] = {
+                "model": model,
+                "limits": limits,
+                "extract_model": llm.extract_from_env(os.environ) if chat else None,
+                "prefetch": llm.prefetch_from_env(os.environ),
+                "ledger": SqlStore(engine),  # the daily token budget counts what is stored
+            }
+            if scenario is None:
+                runtime = await live_runtime(
+                    projects, servers, settings.incident_bot_data_dir, **options_of_runtime
+                )
+            else:
+                runtime = await recorded_runtime(
+                    scenario, projects, servers, stack, **options_of_runtime
+                )
+            # A live project's clone may take minutes: it goes on in the background, and
+            # each investigation waits for its own project's sources only.
+            await asyncio.gather(runtime.start(wait=scenario is not None), create_schema(engine))
         else:
             await create_schema(engine)
         publisher = (
@@ -247,8 +270,6 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             workers=options.workers,
             lease_seconds=lease,
         )
-        if runtime is not None:
-            runtime.ledger = bot.store  # the daily token budget counts what is stored
         # After a restart, every thread still in flight is brought up to date.
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)
@@ -259,7 +280,9 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             if not options.listen:
                 log.warning("%d worker(s) and the thread sync running", options.workers)
             elif options.http:
-                runner = web.AppRunner(bot.app.web_app(path="/slack/events", port=options.port))
+                front = bot.app.web_app(path="/slack/events", port=options.port)
+                metrics.add_routes(front, engine, runtime.ready if runtime else dict)
+                runner = web.AppRunner(front)
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)
                 await site.start()

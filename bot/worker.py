@@ -15,6 +15,7 @@ from agent.loop import Loop
 from agent.ports import InvestigationStore, Job, JobQueue
 from agent.publish import publisher as publishing
 from agent.publish.publisher import Backlink, IssueTracker
+from bot.logs import INVESTIGATION
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,8 @@ class Worker:
         self.changed(inv.id)
 
     async def _run(self, job: Job) -> None:
+        INVESTIGATION.set(job.investigation_id)  # every log line of this job names it
+        log.info("worker %s runs the %s job %s", self.name, job.kind, job.id)
         inv = await self.store.load(job.investigation_id)
         if job.kind == INVESTIGATE:
             if inv.state in (State.QUEUED, State.RUNNING):

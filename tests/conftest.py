@@ -50,7 +50,7 @@ class Built(dict):
         self.recipes = {r.name: r for r in recipes()}
 
     def __missing__(self, name: str) -> Path:
-        from bot.scenarios import build_scenario
+        from recorded.build import build_scenario
 
         self[name] = build_scenario(self.recipes[name], self.out / name)
         return self[name]

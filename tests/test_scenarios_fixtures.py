@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.scenarios import build_scenario
+from recorded.build import build_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted(

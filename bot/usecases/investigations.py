@@ -17,8 +17,8 @@ from agent.errors import (
     StaleDraft,
 )
 from agent.ports import InvestigationStore, JobQueue
-from bot.intake import open_once
 from bot.usecases.access import Access, Action
+from bot.usecases.intake import open_once
 from bot.usecases.ports import Keys, Notify
 from bot.usecases.request import Request, parse
 from bot.usecases.results import Actor, Done, Refused
@@ -61,7 +61,7 @@ class Investigations:
     async def start(self, actor: Actor, text: str, key: str | None = None) -> Done | Refused:
         """`/investigate`'s text form (`[project] question [since..until]`), asked in the
         actor's channel. A request whose key was seen before is the investigation it
-        started (bot.intake)."""
+        started (bot.usecases.intake)."""
         try:
             request = parse(text, self.access.projects, actor.channel or "", self.clock())
         except InputError as exc:
@@ -288,15 +288,4 @@ def stale(inv: Investigation) -> Refused:
 
 
 def scope_of(request: Request) -> Scope:
-    p = request.project
-    return Scope(
-        project_key=p.key,
-        repository=p.repository,
-        sentry_organization=p.sentry_organization,
-        sentry_project=p.sentry_project,
-        release_prefix=p.release_prefix,
-        language=p.language,
-        since=request.since,
-        until=request.until,
-        asked_at=request.asked_at,
-    )
+    return request.project.scope(request.since, request.until, request.asked_at)

@@ -28,6 +28,7 @@ from tests.bot.test_slack import (
     Bot,
     bot_keys,
     button,
+    recording,
     running_bot,
     wait_until,
 )
@@ -212,7 +213,8 @@ async def test_discard_takes_an_approver_in_the_thread(built_scenarios, tmp_path
 async def test_continue_by_the_requester_from_the_thread_only(served):
     bot = served
     calls = 0
-    healthy = bot.runtime.sentry.call_tool
+    sentry = recording(bot.runtime)
+    healthy = sentry.call_tool
 
     async def flaky(name: str, arguments: dict[str, Any]):
         nonlocal calls
@@ -221,7 +223,7 @@ async def test_continue_by_the_requester_from_the_thread_only(served):
             raise SourceUnavailable("Sentry answered 503")
         return await healthy(name, arguments)
 
-    bot.runtime.sentry.call_tool = flaky  # type: ignore[method-assign]
+    sentry.call_tool = flaky
     await bot.command("errores al guardar pedidos")
     stopped = await bot.settled(State.STOPPED)
     await bot.slack.wait_for(lambda s: "diagnosis" in bot_keys(s), timeout=10)

@@ -26,8 +26,8 @@ import aiohttp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.domain import Investigation, Origin, State
-from bot.recorded import load_scenario
 from bot.slack.sync import SlackSync, ThreadBusy
+from recorded.scenario import load_scenario
 from storage.db import create_engine, create_schema
 from storage.leases import SqlLeases
 from storage.store import SqlStore

@@ -30,10 +30,10 @@ import pytest
 from agent.budget import Limits
 from agent.domain import Investigation, Message, Scope, State, ToolCall
 from agent.models.scripted import ScriptedModel
-from bot.recorded import Scenario, git, load_scenario
-from bot.runtime import GIT_READ_TOOLS, ScenarioRuntime, git_server
-from bot.scenarios import build_scenario
+from bot.runtime import GIT_READ_TOOLS, Runtime, git_server
 from bot.slack import blocks
+from recorded.build import build_scenario
+from recorded.scenario import Scenario, git, load_scenario
 from tests.conftest import DEMO
 
 ISSUE = "5755875771"  # the NullPointerException the question is about
@@ -353,7 +353,7 @@ async def investigate(
     received = Received()
     # A hostile script makes many calls: a wide budget keeps every tool offered throughout.
     limits = Limits(model_calls=100, tool_calls=100) if model else Limits()
-    runtime = ScenarioRuntime(
+    runtime = Runtime.recorded(
         scenario,
         repo,
         git=server,
@@ -361,13 +361,13 @@ async def investigate(
         model=(lambda inv: model) if model else None,
         can_ask=False,
     )
-    sentry_call = runtime.sentry.call_tool
+    sentry_call = runtime.sources(scenario.scope.project_key).sentry.inner.call_tool
 
     async def record_sentry(name: str, arguments: dict[str, Any]) -> Any:
         received.sentry.append((name, dict(arguments)))
         return await sentry_call(name, arguments)
 
-    runtime.sentry.call_tool = record_sentry  # type: ignore[method-assign]
+    runtime.sources(scenario.scope.project_key).sentry.inner.call_tool = record_sentry  # type: ignore[method-assign]
     inv = Investigation.open(scenario.question, scenario.scope)
 
     async def save(_inv: Investigation) -> None:

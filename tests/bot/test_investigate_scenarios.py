@@ -11,8 +11,8 @@ import pytest
 from agent.budget import Limits
 from agent.domain import Draft, Investigation
 from bot.cli import run
-from bot.recorded import clone, load_scenario
 from bot.runtime import git_server
+from recorded.scenario import clone, load_scenario
 from tests.conftest import recipes, shared_scenarios
 
 NAMES = [p.name for p in shared_scenarios()] + [f"fixture:{r.name}" for r in recipes()]

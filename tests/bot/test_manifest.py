@@ -35,6 +35,8 @@ def test_manifest_asks_only_for_the_scopes_the_code_uses():
         "channels:history",
         "groups:history",
         "usergroups:read",
+        "channels:read",
+        "groups:read",
     }
     code = "\n".join(p.read_text() for p in (ROOT / "bot").rglob("*.py"))
     methods = set(re.findall(r"client\.(\w+)\(", code))
@@ -47,6 +49,7 @@ def test_manifest_asks_only_for_the_scopes_the_code_uses():
         "conversations_history": "channels:history",
         "conversations_replies": "channels:history",
         "usergroups_users_list": "usergroups:read",
+        "conversations_info": "channels:read",  # and groups:read for a private channel
     }
     assert {m for m in methods if m in needs} <= set(needs)
     assert {needs[m] for m in methods if m in needs} <= scopes

@@ -14,8 +14,8 @@ from agent.models.scripted import ScriptedModel
 from agent.ports import ToolSpec
 from bot.config import Projects
 from bot.mirror import Mirror, MirrorError, named_commits, sources_for
-from bot.recorded import Scenario
-from bot.runtime import ScenarioRuntime
+from bot.runtime import Runtime
+from recorded.scenario import Scenario
 from search.export import export_corpus
 from tests.gitrepo import git
 
@@ -165,7 +165,7 @@ async def test_a_release_missing_from_the_mirror_is_fetched_and_read(tmp_path: P
         ),
     ]
     model = ScriptedModel(steps)
-    runtime = ScenarioRuntime(
+    runtime = Runtime.recorded(
         scenario, mirror.path, mirror=mirror, model=lambda inv: model, can_ask=False, prefetch=False
     )
     await runtime.start()

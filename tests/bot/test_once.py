@@ -19,10 +19,10 @@ from agent.domain import Investigation, Origin, State
 from agent.models.groq import GroqModel
 from bot import cli
 from bot.config import Project, Projects, Settings
-from bot.intake import open_once
-from bot.recorded import clone, load_scenario
-from bot.runtime import ScenarioRuntime
+from bot.runtime import Runtime
 from bot.serve import assemble, slack_client
+from bot.usecases.intake import open_once
+from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
 from storage.idempotency import KeyReused, SqlIdempotency
 from storage.jobs import SqlJobQueue
@@ -83,7 +83,7 @@ async def test_a_redelivered_answer_is_taken_once(built_scenarios, tmp_path):
             models.append(GroqModel("llama-test", api_key=KEY, base_url=chat.base_url))
             return models[-1]
 
-        runtime = ScenarioRuntime(scenario, repo, model=model)
+        runtime = Runtime.recorded(scenario, repo, model=model)
         await runtime.start()
         client = slack_client(Settings(slack_bot_token="xoxb-test", slack_api_url=slack.api_url))
         bot = assemble(client, engine, runtime, Projects(projects={project.key: project}), SECRET)
@@ -219,7 +219,7 @@ async def test_a_key_whose_creation_died_half_way_is_finished_by_the_retry(built
 
 
 def cli_hash(request: dict[str, Any]) -> str:
-    from bot.intake import request_hash
+    from bot.usecases.intake import request_hash
 
     return request_hash(request)
 

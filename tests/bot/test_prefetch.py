@@ -16,7 +16,7 @@ from agent.domain import Investigation
 from agent.models.groq import GroqModel
 from agent.ports import Model
 from bot.cli import run
-from bot.recorded import clone, load_scenario
+from recorded.scenario import clone, load_scenario
 from tests.fakes.chat import FakeChat, prompt_tokens_of
 from tests.fakes.policy import Explorer
 

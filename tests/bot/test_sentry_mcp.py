@@ -38,8 +38,8 @@ from agent.tools.sentry_mcp import (
     parse_issue_list,
 )
 from bot.mcp_servers import ServerConfig, parse_servers, scope_pins, sentry_server
-from bot.recorded import Scenario, clone, load_scenario
-from bot.runtime import ScenarioRuntime, git_server
+from bot.runtime import Runtime, git_server
+from recorded.scenario import Scenario, clone, load_scenario
 from tests.bot.test_serve import SECRET, free_port, keys, signed
 from tests.conftest import RECIPES, ROOT, SHARED, Built
 from tests.fakes.sentry import FakeSentry
@@ -359,7 +359,7 @@ async def test_relative_times_of_the_issue_list_become_times() -> None:
     assert "lastSeen" not in third
 
 
-async def _investigate(runtime: ScenarioRuntime, inv: Investigation) -> Investigation:
+async def _investigate(runtime: Runtime, inv: Investigation) -> Investigation:
     async def save(_: Investigation) -> None:
         return None
 
@@ -386,7 +386,7 @@ async def test_the_real_server_leads_to_the_same_suspect_as_the_recording(
         results = {}
         live.clock.set(s.scope.asked_at)
         for how, sentry in (("recorded", None), ("live", live.server)):
-            runtime = ScenarioRuntime(s, repo, git=git, sentry=sentry, can_ask=False)
+            runtime = Runtime.recorded(s, repo, git=git, sentry=sentry, can_ask=False)
             inv = await _investigate(runtime, Investigation.open(s.question, s.scope))
             assert inv.diagnosis is not None and inv.diagnosis.suspect is not None, how
             results[how] = inv

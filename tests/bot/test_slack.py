@@ -23,9 +23,9 @@ from agent.domain import State
 from agent.errors import SourceUnavailable
 from agent.publish.github import GitHubIssues
 from bot.config import Project, Projects, Settings
-from bot.recorded import clone, load_scenario
-from bot.runtime import ScenarioRuntime
+from bot.runtime import Runtime
 from bot.serve import assemble, slack_client
+from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
@@ -46,7 +46,7 @@ class Bot:
     store: SqlStore
     shown: SqlSurfaceMessages
     http: aiohttp.ClientSession
-    runtime: ScenarioRuntime
+    runtime: Runtime
 
     async def post(
         self,
@@ -177,7 +177,7 @@ async def running_bot(
     engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bot.db'}")
     await create_schema(engine)
     repo = await clone(scenario, tmp)
-    runtime = ScenarioRuntime(scenario, repo, limits=limits)
+    runtime = Runtime.recorded(scenario, repo, limits=limits)
     stop = asyncio.Event()
     async with (
         FakeSlack(start_ts=f"{time.time():.6f}") as slack,
@@ -351,6 +351,12 @@ async def test_a_clarification_round_trip_in_the_thread(built_scenarios, tmp_pat
         assert done.diagnosis.suspect.commit == commit
 
 
+def recording(runtime: Runtime) -> Any:
+    """The recorded Sentry export behind the one project's pins."""
+    (sources,) = runtime.projects.values()
+    return sources.sentry.inner  # type: ignore[attr-defined]
+
+
 def bot_key(message: dict[str, Any]) -> str | None:
     meta = message.get("metadata") or {}
     return meta["event_payload"]["key"] if meta.get("event_type") == "incident_bot" else None
@@ -428,7 +434,7 @@ async def test_app_home_lists_the_users_investigations(bot):
 
 async def test_a_run_stopped_by_a_source_outage_continues(bot):
     calls = 0
-    healthy = bot.runtime.sentry.call_tool
+    healthy = recording(bot.runtime).call_tool
 
     async def flaky(name: str, arguments: dict[str, Any]):
         nonlocal calls
@@ -437,7 +443,7 @@ async def test_a_run_stopped_by_a_source_outage_continues(bot):
             raise SourceUnavailable("Sentry answered 503")
         return await healthy(name, arguments)
 
-    bot.runtime.sentry.call_tool = flaky  # type: ignore[method-assign]
+    recording(bot.runtime).call_tool = flaky  # type: ignore[method-assign]
     if True:
         await bot.command("errores al guardar pedidos")
         stopped = await bot.settled(State.STOPPED)

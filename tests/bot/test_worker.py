@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agent.domain import Investigation, State, utcnow
-from bot.recorded import clone, load_scenario
-from bot.runtime import ScenarioRuntime
+from bot.runtime import Runtime
 from bot.worker import INVESTIGATE, Worker
+from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
 from storage.jobs import SqlJobQueue
 from storage.store import SqlStore
@@ -32,7 +32,7 @@ async def bench(tmp_path):
 async def start(folder: Path, tmp_path: Path, question: str | None = None):
     scenario = load_scenario(folder)
     repo = await clone(scenario, tmp_path)
-    runtime = ScenarioRuntime(scenario, repo)
+    runtime = Runtime.recorded(scenario, repo)
     await runtime.start()
     inv = Investigation.open(question or scenario.question, scenario.scope)
     return scenario, runtime, inv

@@ -19,6 +19,7 @@ remove_label        DELETE  /repos/{owner}/{repo}/issues/{number}/labels/{name}
 create_comment      POST    /repos/{owner}/{repo}/issues/{number}/comments
 list_comments       GET     /repos/{owner}/{repo}/issues/{number}/comments
 get_user            GET     /user
+get_repo            GET     /repos/{owner}/{repo}  (``permissions``: the token's access)
 ==================  ======  ==========================================================
 """
 
@@ -104,6 +105,14 @@ class FakeGitHub:
         self.login = login
         self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
         self.issues: dict[str, list[JSONDict]] = {r: [] for r in repos}
+        # What GET /repos/{owner}/{repo} says the token may do there.
+        self.permissions: JSONDict = {
+            "admin": False,
+            "maintain": False,
+            "push": True,
+            "triage": True,
+            "pull": True,
+        }
         self.comments: dict[tuple[str, int], list[JSONDict]] = defaultdict(list)
         self.calls: list[Call] = []
         self._ids = itertools.count(1_000_001)
@@ -131,6 +140,7 @@ class FakeGitHub:
             ("POST", issue + "/comments", "create_comment", self._create_comment),
             ("GET", issue + "/comments", "list_comments", self._list_comments),
             ("GET", "/user", "get_user", self._get_user),
+            ("GET", "/repos/{owner}/{repo}", "get_repo", self._get_repo),
         ]
         for verb, path, name, apply in routes:
             app.router.add_route(verb, path, self._endpoint(name, apply))
@@ -577,6 +587,14 @@ class FakeGitHub:
 
     def _get_user(self, **_: Any) -> JSONDict:
         return self._user()
+
+    def _get_repo(self, *, repo: str, **_: Any) -> JSONDict:
+        return {
+            "full_name": repo,
+            "private": True,
+            "has_issues": True,
+            "permissions": dict(self.permissions),
+        }
 
     def _not_found(self, **_: Any) -> JSONDict:
         raise _HttpError(404, "Not Found")

@@ -118,6 +118,18 @@ class FakeSlack:
         self.home_tabs: dict[str, JSONDict] = {}
         self.ephemerals: list[JSONDict] = []
         self.usergroups: dict[str, list[str]] = {}  # user group id → member user ids
+        # The scopes the token was granted (the X-OAuth-Scopes header of every answer) and
+        # the channels the bot is a member of (None: every channel).
+        self.scopes: list[str] = [
+            "commands",
+            "chat:write",
+            "channels:history",
+            "groups:history",
+            "usergroups:read",
+            "channels:read",
+            "groups:read",
+        ]
+        self.member_of: set[str] | None = None
         # Socket Mode: the connected app's websockets, and every frame it sent back (acks).
         self.sockets: list[web.WebSocketResponse] = []
         self.socket_frames: list[JSONDict] = []
@@ -285,7 +297,7 @@ class FakeSlack:
         if fault is not None and fault.kind == "drop_response":
             assert request.transport is not None
             request.transport.close()
-        return web.json_response(body)
+        return web.json_response(body, headers={"X-OAuth-Scopes": ",".join(self.scopes)})
 
     async def _notify(self) -> None:
         assert self._cond is not None
@@ -364,6 +376,7 @@ class FakeSlack:
             "chat.getPermalink": self._chat_get_permalink,
             "conversations.replies": self._conversations_replies,
             "conversations.history": self._conversations_history,
+            "conversations.info": self._conversations_info,
             "views.open": self._views_open,
             "views.update": self._views_update,
             "views.publish": self._views_publish,
@@ -568,6 +581,13 @@ class FakeSlack:
         if rest:
             body["response_metadata"] = {"next_cursor": _encode_cursor(rest[0]["ts"])}
         return body
+
+    def _conversations_info(self, params: JSONDict) -> JSONDict:
+        channel = str(params.get("channel") or "")
+        if not channel or (self.known_channels is not None and channel not in self.known_channels):
+            raise SlackApiFault("channel_not_found")
+        member = self.member_of is None or channel in self.member_of
+        return {"channel": {"id": channel, "name": channel.lower(), "is_member": member}}
 
     def _conversations_history(self, params: JSONDict) -> JSONDict:
         """Top-level messages of a channel, newest first, as Slack pages them."""

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.ports import Toolset
-from agent.tools.sentry_export import MAX_TEXT_CHARS, RecordedSentry
+from recorded.sentry import MAX_TEXT_CHARS, RecordedSentry
 
 SCENARIOS = Path(__file__).resolve().parents[2].parent / "shared" / "scenarios"
 

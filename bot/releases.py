@@ -1,0 +1,255 @@
+"""Sentry releases → commits of the project's mirror.
+
+A release is `release_prefix` + a full SHA, a short SHA, or a version string named by a
+tag of the repository (`v1.4.2`, `1.4.2`, `app@1.4.2`). The previous release is the
+newest earlier release among the issue's events (Sentry's list of them), else the newest
+tag before the running commit, else its parent: the change window is previous..running.
+A release that names nothing the mirror holds (after one fetch) is unresolved: no commit
+is guessed for it, the evidence says so, and the investigator asks for the commit or
+reads the default branch and says so.
+
+`ResolvedReleases` wraps the Sentry toolset: the event of `get_issue_details` gets the
+resolved commit as its release (`prefix + sha`, the form the investigators read), the
+release as Sentry named it kept beside it, and the text the model reads gains one
+line saying what the release was resolved to.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agent.ports import ToolResult, Toolset, ToolSpec
+from agent.stacktrace import release_sha
+from bot.mirror import Mirror
+
+_SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_TAG = re.compile(r"^[\w.@+/-]{1,200}$")
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str  # as Sentry named it
+    commit: str | None  # None: unresolved
+    via: str  # "sha", "tag v1.4.2", or why it is unresolved
+    previous: str | None = None
+    previous_via: str | None = None
+    default_branch: str | None = None  # what is read instead when unresolved
+
+    def note(self) -> str:
+        if self.commit is None:
+            where = f" ({self.default_branch[:12]})" if self.default_branch else ""
+            return (
+                f"Release `{self.version}` names no commit or tag of the repository ({self.via}): "
+                f"the code can only be read at the default branch{where}, which may not be "
+                "what was running."
+            )
+        text = f"Release `{self.version}` is commit {self.commit} ({self.via})."
+        if self.previous:
+            text += (
+                f" The previous release is {self.previous} ({self.previous_via}): the change "
+                f"window is {self.previous[:12]}..{self.commit[:12]}."
+            )
+        return text
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "commit": self.commit,
+            "via": self.via,
+            "previous": self.previous,
+            "previous_via": self.previous_via,
+            "default_branch": self.default_branch,
+        }
+
+
+class Releases:
+    """Resolves the releases of one project against its mirror."""
+
+    def __init__(self, mirror: Mirror, prefix: str = "") -> None:
+        self.mirror = mirror
+        self.prefix = prefix
+
+    def unprefixed(self, version: str) -> str:
+        return version.removeprefix(self.prefix) if self.prefix else version
+
+    def candidates(self, version: str) -> list[str]:
+        """Tag names a version string may be: `1.4.2` ↔ `v1.4.2`, `app@1.4.2` → both."""
+        bare = (
+            version[len(self.prefix) :]
+            if self.prefix and version.startswith(self.prefix)
+            else version
+        )
+        names = [bare, version]
+        if "@" in bare:
+            names.append(bare.rsplit("@", 1)[1])
+        out: list[str] = []
+        for name in names:
+            for form in (name, name[1:] if name[:1] in "vV" else f"v{name}"):
+                if form and _TAG.match(form) and ".." not in form and form not in out:
+                    out.append(form)
+        return out
+
+    async def resolve(self, version: str) -> Release:
+        version = version.strip()
+        release = await self._lookup(version)
+        if release is None and await self.mirror.fetch():  # a release deployed since
+            release = await self._lookup(version)
+        if release is None:
+            default = await self.mirror.commit_of("HEAD")
+            return Release(version, None, "not in the mirror", default_branch=default)
+        return release
+
+    async def previous_among(self, running: str, versions: list[str]) -> tuple[str, str] | None:
+        """The newest of the releases Sentry saw (`versions`) that came before `running`:
+        (commit, version), or None when none of them is an earlier commit."""
+        best: tuple[str, str] | None = None
+        for version in versions:
+            found = await self._lookup(version, previous=False)
+            if found is None or found.commit in (None, running):
+                continue
+            commit = found.commit
+            assert commit is not None
+            if not await self.mirror.is_ancestor(commit, running):
+                continue
+            if best is None or await self.mirror.is_ancestor(best[0], commit):
+                best = (commit, version)
+        return best
+
+    async def _lookup(self, version: str, *, previous: bool = True) -> Release | None:
+        sha = release_sha({"release": {"version": version}}, self.prefix)
+        bare = (
+            version[len(self.prefix) :]
+            if self.prefix and version.startswith(self.prefix)
+            else version
+        )
+        if sha is None and _SHA.match(bare):
+            sha = bare.lower()
+        if sha is not None:
+            commit = await self.mirror.commit_of(sha)
+            if commit is not None:
+                found = Release(version, commit, "sha")
+                return await self._with_previous(found) if previous else found
+        for tag in self.candidates(version):
+            commit = await self.mirror.commit_of(f"refs/tags/{tag}")
+            if commit is not None:
+                found = Release(version, commit, f"tag {tag}")
+                return await self._with_previous(found) if previous else found
+        return None
+
+    async def _with_previous(self, release: Release) -> Release:
+        assert release.commit is not None
+        code, tag = await self.mirror.git("describe", "--tags", "--abbrev=0", f"{release.commit}^")
+        if code == 0 and tag:
+            previous = await self.mirror.commit_of(f"refs/tags/{tag}")
+            if previous is not None:
+                return _replace(release, previous=previous, previous_via=f"tag {tag}")
+        parent = await self.mirror.commit_of(f"{release.commit}^")
+        if parent is not None:
+            return _replace(release, previous=parent, previous_via="parent commit")
+        return release
+
+
+def _replace(release: Release, **changes: Any) -> Release:
+    return Release(**{**release.__dict__, **changes})
+
+
+class ResolvedReleases:
+    """A Sentry toolset whose events carry the commit their release resolves to."""
+
+    def __init__(self, inner: Toolset, releases: Releases) -> None:
+        self.name = inner.name
+        self.inner = inner
+        self.releases = releases
+
+    @property
+    def pinned(self) -> dict[str, Any]:
+        pinned = getattr(self.inner, "pinned", None)
+        return pinned if isinstance(pinned, dict) else {}
+
+    async def get_tools(self) -> list[ToolSpec]:
+        return await self.inner.get_tools()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        result = await self.inner.call_tool(name, arguments)
+        data = result.data if isinstance(result.data, dict) else None
+        event = data.get("event") if data else None
+        if result.is_error or not isinstance(event, dict):
+            return result
+        version = _version(event)
+        if not version:
+            return result
+        release = await self.releases.resolve(version)
+        if release.commit is not None:
+            seen = await self._releases_seen(data, arguments)
+            earlier = await self.releases.previous_among(release.commit, seen)
+            if earlier is not None:
+                release = _replace(
+                    release,
+                    previous=earlier[0],
+                    previous_via=f"release {earlier[1]} among the issue's events",
+                )
+        event = copy.deepcopy(event)
+        if release.commit is not None:
+            event["release"] = {"version": f"{self.releases.prefix}{release.commit}"}
+        else:
+            event["release"] = None  # nothing that ran is known: never a guessed commit
+            event["tags"] = [
+                t
+                for t in event.get("tags") or []
+                if not (isinstance(t, dict) and t.get("key") == "release")
+            ]
+        return result.model_copy(
+            update={
+                "text": f"{result.text}\n\n**Release (incident-bot):** {release.note()}",
+                "data": {**data, "event": event, "release": release.data()},
+            }
+        )
+
+    async def _releases_seen(self, data: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+        """The releases of the issue's events, as Sentry lists them (newest first)."""
+        issue = data.get("issue") if isinstance(data.get("issue"), dict) else {}
+        ref = arguments.get("issueId") or issue.get("shortId") or issue.get("id")
+        if not ref:
+            return []
+        try:
+            events = await self.inner.call_tool(
+                "search_issue_events", {"issueId": str(ref), "limit": 100}
+            )
+        except Exception:  # Sentry's list is a refinement: the tags still name a previous
+            return []
+        return [] if events.is_error else releases_in(events.text)
+
+
+_RELEASE_JSON = re.compile(r'"version"\s*:\s*"([^"]+)"')
+_RELEASE_TAG = re.compile(r"(?:^|[\s,])release=([^,\s]+)")
+
+
+def releases_in(text: str) -> list[str]:
+    """Release versions in an event listing (the server's `**release**: {...}` lines and
+    `release=` tags), each once, in order."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("**release**:"):
+            value = line.split(":", 1)[1].strip()
+            found = _RELEASE_JSON.findall(value) if value.startswith("{") else [value]
+        elif line.startswith("**tags**:"):
+            found = _RELEASE_TAG.findall(line)
+        else:
+            continue
+        out += [v for v in found if v and v not in out]
+    return out
+
+
+def _version(event: dict[str, Any]) -> str | None:
+    release = event.get("release")
+    if isinstance(release, dict) and isinstance(release.get("version"), str):
+        return release["version"]
+    if isinstance(release, str) and release:
+        return release
+    for tag in event.get("tags") or []:
+        if isinstance(tag, dict) and tag.get("key") == "release" and tag.get("value"):
+            return str(tag["value"])
+    return None

@@ -247,7 +247,7 @@ async def run(
     from bot.intake import open_once
     from bot.runtime import ScenarioRuntime
     from bot.worker import Worker
-    from storage.db import create_engine, create_schema
+    from storage.db import create_engine, open_database
     from storage.idempotency import SqlIdempotency
     from storage.jobs import SqlJobQueue
     from storage.store import SqlStore
@@ -268,7 +268,7 @@ async def run(
     console = None if as_json else render.console()
     starting: asyncio.Task[None] | None = None
     try:
-        await create_schema(engine)
+        await open_database(engine)
         store, jobs = SqlStore(engine), SqlJobQueue(engine)
         runtime.ledger = store  # the daily token budget is a query over stored counts
         # The request the key stands for: the question, the scope and who asks.

@@ -42,7 +42,7 @@ from bot.runtime import ScenarioRuntime
 from bot.slack.app import AfterAck, Deps, build_app
 from bot.slack.sync import SlackSync
 from bot.worker import Publisher, Worker
-from storage.db import create_engine, create_schema, default_url
+from storage.db import create_engine, default_url, open_database
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
 from storage.leases import SqlLeases
@@ -195,6 +195,11 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     client = slack_client(settings)
     projects = served_projects(scenario.scope, settings.incident_bot_config)
     engine = create_engine(settings.database_url or default_url(Path.cwd()))
+    try:  # before anything is acked: a database that cannot store requests refuses to start
+        await open_database(engine)
+    except BaseException:
+        await engine.dispose()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -220,9 +225,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
                 mirror=mirror,
                 docs=docs,
             )
-            await asyncio.gather(runtime.start(), create_schema(engine))
-        else:
-            await create_schema(engine)
+            await runtime.start()
         publisher = (
             GitHubIssues(
                 settings.github_api_url,

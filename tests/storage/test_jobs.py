@@ -1,4 +1,4 @@
-"""SqlJobQueue against real SQLite: claim exclusivity, leases, dedup."""
+"""SqlJobQueue against real SQLite and PostgreSQL: claim exclusivity, leases, dedup."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from agent.errors import ConcurrencyError, NotFound
 from agent.ports import Job
 from storage import SqlJobQueue, SqlStore, create_engine, create_schema, default_url
 from storage.tables import jobs
+from tests.postgres import database_url
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -33,10 +34,9 @@ class Clock:
         self.now += timedelta(seconds=seconds)
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = default_url(tmp_path) if request.param == "file" else "sqlite+aiosqlite:///:memory:"
-    engine = create_engine(url)
+    engine = create_engine(database_url(request, request.param, tmp_path))
     try:
         await create_schema(engine)
         yield engine

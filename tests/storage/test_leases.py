@@ -1,4 +1,4 @@
-"""Named leases on real SQLite: one holder at a time, taken over once they run out."""
+"""Named leases on real SQLite and PostgreSQL: one holder at a time, until they run out."""
 
 from datetime import timedelta
 
@@ -11,8 +11,8 @@ from storage.leases import SqlLeases
 
 
 @pytest.fixture
-async def engine(tmp_path):
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'leases.db'}")
+async def engine(db_url):
+    engine = create_engine(db_url)
     await create_schema(engine)
     yield engine
     await engine.dispose()

@@ -1,8 +1,10 @@
 """`SqlJobQueue`: the database is the queue.
 
 A worker claims a job with a lease; if it dies, the lease runs out and another
-worker takes the job over. Claiming is a guarded UPDATE whose row count tells
-who won, which is portable SQL (no SKIP LOCKED, no SQLite-only syntax).
+worker takes the job over. On PostgreSQL a claim is one UPDATE of the oldest
+claimable row taken with `FOR UPDATE SKIP LOCKED`: concurrent workers each take
+another row and never wait on one another. SQLite has one writer at a time: there
+a claim is a guarded UPDATE of a selected candidate whose row count tells who won.
 
 The holder of a job is (worker, attempts): `attempts` grows with every claim,
 so it fences off a worker that lost its lease even if a restarted worker comes
@@ -115,6 +117,8 @@ class SqlJobQueue:
     async def claim(self, worker: str, lease_seconds: float) -> Job | None:
         """The oldest claimable job, now held by `worker`; None if there is none."""
         lease = _lease(lease_seconds)
+        if self._engine.dialect.name == "postgresql":
+            return await self._claim_skip_locked(worker, self._clock(), lease)
         for _ in range(CLAIM_ROUNDS):
             now = self._clock()
             async with self._engine.connect() as conn:
@@ -169,6 +173,33 @@ class SqlJobQueue:
         )
 
     # -- helpers ---------------------------------------------------------------
+
+    async def _claim_skip_locked(self, worker: str, now: datetime, lease: timedelta) -> Job | None:
+        # Rows other claims have locked are passed over, not waited for; the claimable
+        # condition is repeated in the UPDATE as the guard it is on SQLite.
+        oldest = (
+            select(jobs.c.id)
+            .where(_claimable(now))
+            .order_by(jobs.c.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .cte("oldest")
+        )
+        async with begin(self._engine) as conn:
+            row = (
+                await conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == oldest.c.id, _claimable(now))
+                    .values(
+                        status="running",
+                        worker=worker,
+                        lease_until=now + lease,
+                        attempts=jobs.c.attempts + 1,
+                    )
+                    .returning(*jobs.c)
+                )
+            ).one_or_none()
+        return _job(row) if row is not None else None
 
     async def _try_claim(
         self, job_id: int, worker: str, now: datetime, lease: timedelta

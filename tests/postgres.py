@@ -199,3 +199,9 @@ def database_url(request: pytest.FixtureRequest, kind: str, tmp_path: Path) -> s
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh empty database: a SQLite file, then a database on the PostgreSQL server."""
     return database_url(request, request.param, tmp_path)
+
+
+@pytest.fixture
+def pg_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh empty database on the PostgreSQL server, for what only PostgreSQL does."""
+    return database_url(request, "postgresql", tmp_path)

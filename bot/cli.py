@@ -96,6 +96,10 @@ def parser() -> argparse.ArgumentParser:
             help="how long a job stays with a worker that stopped answering "
             "(default: INCIDENT_BOT_LEASE_SECONDS, else 30)",
         )
+    sub.add_parser(
+        "migrate",
+        help="bring the database (DATABASE_URL, else ./incident-bot.db) to this version's schema",
+    )
     add_export_corpus(sub)
     return p
 
@@ -108,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(demo())
         if args.command == "export-corpus":
             return export_corpus_command(args)
+        if args.command == "migrate":
+            return asyncio.run(migrate())
         if args.command in ("serve", "worker"):
             from bot.serve import Options, serve
 
@@ -175,6 +181,18 @@ def groq_from_env(environ: Mapping[str, str]) -> ModelFactory:
         return GroqModel(name, api_key=key, base_url=base_url)
 
     return make
+
+
+async def migrate() -> int:
+    """`incident-bot migrate`: the schema of DATABASE_URL (else ./incident-bot.db) to head."""
+    from storage.db import create_engine, migrate_database, url_from_env
+
+    engine = create_engine(url_from_env(os.environ, Path.cwd()))
+    try:
+        print(await migrate_database(engine))
+    finally:
+        await engine.dispose()
+    return 0
 
 
 async def demo() -> int:

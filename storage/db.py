@@ -1,7 +1,7 @@
-"""Engine, schema and the database URL.
+"""Engine, schema and the database URL: SQLite (aiosqlite) or PostgreSQL (asyncpg).
 
-The queries in `storage` are portable SQL (SQLite now, PostgreSQL/asyncpg
-later); the only SQLite-specific code is the connection setup below.
+The queries in `storage` are portable SQL, but for the connection setup below and the
+claims of storage.jobs and storage.leases, which use SKIP LOCKED on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from agent.domain import utcnow
 from agent.errors import InputError
+from storage import migrate
 from storage.tables import leases, metadata
 
 DEFAULT_FILENAME = "incident-bot.db"
@@ -108,9 +109,15 @@ def create_engine(url: str, **options: Any) -> AsyncEngine:
 
 
 async def create_schema(engine: AsyncEngine) -> None:
-    """Create the tables that do not exist yet; safe to call on every start."""
-    async with engine.begin() as conn:
-        await conn.run_sync(metadata.create_all)
+    """Bring the schema to the newest revision (from empty, or from an older one); safe to
+    call on every start."""
+    await upgrade(engine)
+
+
+async def upgrade(engine: AsyncEngine) -> tuple[migrate.Status, migrate.Status]:
+    """Migrate the database to the newest revision: its status before and after."""
+    async with begin(engine) as conn:
+        return await conn.run_sync(migrate.upgrade)
 
 
 class UnusableDatabase(InputError):
@@ -144,15 +151,65 @@ def _missing(conn: Any) -> list[str]:
     return missing
 
 
+async def migrate_database(engine: AsyncEngine) -> str:
+    """Upgrade the database to this version's schema; one line that says what was done.
+    UnusableDatabase if it cannot be, e.g. at a revision this version does not know."""
+    at = where(engine.url)
+    try:
+        before, after = await upgrade(engine)
+    except (SQLAlchemyError, OSError) as exc:
+        raise UnusableDatabase(f"the database at {at} cannot be migrated: {_reason(exc)}") from None
+    _check_revision(at, after)
+    if before.current == after.current:
+        return f"the database at {at} is at schema {after.current} already: nothing to do"
+    if before.current:
+        was = f"at schema {before.current}"
+    else:
+        was = "empty" if before.empty else "from before migrations"
+    return f"the database at {at} was {was} and is now at schema {after.current}"
+
+
+def _check_revision(at: str, found: migrate.Status) -> None:
+    if not found.known:
+        raise UnusableDatabase(
+            f"the database at {at} has schema revision {found.current}, which this version "
+            f"of incident-bot does not know (its newest is {found.head}): a newer version "
+            "migrated it; run that version"
+        )
+    if found.current == found.head:
+        return
+    if found.current is not None or found.premigration:
+        was = found.current or "from before migrations"
+        raise UnusableDatabase(
+            f"the database at {at} has an older schema ({was}) than this version's "
+            f"({found.head}): run `incident-bot migrate` (with the same DATABASE_URL) first"
+        )
+    raise UnusableDatabase(
+        f"the database at {at} holds some of incident-bot's tables "
+        f"({', '.join(sorted(found.tables))}) but no schema revision: it is not one this "
+        "version can migrate"
+    )
+
+
 async def open_database(engine: AsyncEngine) -> None:
     """Create the schema if needed, then make sure the database can be read and written
     and has every table and column this version uses: a process that would otherwise ack
     requests and lose them refuses to start. UnusableDatabase says why, in one line."""
     at = where(engine.url)
     try:
-        await create_schema(engine)
+        async with engine.connect() as conn:
+            found = await conn.run_sync(migrate.status)
     except (SQLAlchemyError, OSError) as exc:
         raise UnusableDatabase(f"the database at {at} cannot be opened: {_reason(exc)}") from None
+    if found.empty:
+        try:
+            async with begin(engine) as conn:
+                _, found = await conn.run_sync(migrate.upgrade, only_if_empty=True)
+        except (SQLAlchemyError, OSError) as exc:
+            raise UnusableDatabase(
+                f"the database at {at} cannot be written: {_reason(exc)}"
+            ) from None
+    _check_revision(at, found)
     try:
         async with engine.connect() as conn:
             missing = await conn.run_sync(_missing)

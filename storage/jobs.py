@@ -195,6 +195,7 @@ class SqlJobQueue:
                         worker=worker,
                         lease_until=now + lease,
                         attempts=jobs.c.attempts + 1,
+                        claimed_at=now,
                     )
                     .returning(*jobs.c)
                 )
@@ -215,6 +216,7 @@ class SqlJobQueue:
                     worker=worker,
                     lease_until=now + lease,
                     attempts=jobs.c.attempts + 1,
+                    claimed_at=now,
                 )
             )
             if result.rowcount != 1:

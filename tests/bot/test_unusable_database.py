@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import alembic.command
 import pytest
 
 from storage.db import create_engine, create_schema
+from storage.migrate import config
 
 BIN = Path(sys.executable).with_name("incident-bot")
 
@@ -24,6 +26,13 @@ def make_schema(db: Path) -> None:
     asyncio.run(create())
 
 
+async def at_revision_0001(db: Path) -> None:
+    engine = create_engine(f"sqlite+aiosqlite:///{db}")
+    async with engine.begin() as conn:
+        await conn.run_sync(lambda c: alembic.command.upgrade(config(c), "0001"))
+    await engine.dispose()
+
+
 def broken(kind: str, tmp_path: Path) -> tuple[str, str]:
     """(DATABASE_URL, what stderr must say)."""
     db = tmp_path / "bot.db"
@@ -33,6 +42,9 @@ def broken(kind: str, tmp_path: Path) -> tuple[str, str]:
     if kind == "corrupt":
         db.write_bytes(b"this is not an SQLite database file" * 200)
         return f"sqlite+aiosqlite:///{db}", "cannot be opened: file is not a database"
+    if kind == "older-revision":
+        asyncio.run(at_revision_0001(db))
+        return f"sqlite+aiosqlite:///{db}", "older schema (0001)"
     assert kind == "older-schema"
     make_schema(db)
     with sqlite3.connect(db) as conn:
@@ -48,14 +60,13 @@ def command(name: str, scenario: Path) -> list[str]:
     return ["investigate", "--scenario", str(scenario), "--offline", "--json"]
 
 
-@pytest.mark.parametrize("kind", ["read-only", "corrupt", "older-schema"])
+@pytest.mark.parametrize("kind", ["read-only", "corrupt", "older-schema", "older-revision"])
 @pytest.mark.parametrize("name", ["serve", "worker", "investigate"])
 def test_an_unusable_database_is_one_line_and_exit_2(built_scenarios, tmp_path, name, kind):
     url, says = broken(kind, tmp_path)
-    env = {k: v for k, v in os.environ.items() if k not in ("GROQ_API_KEY", "GITHUB_TOKEN")}
-    env.update(
-        DATABASE_URL=url, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="s", LOG_LEVEL="INFO"
-    )
+    drop = ("GROQ_API_KEY", "GITHUB_TOKEN", "LOG_LEVEL")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(DATABASE_URL=url, SLACK_BOT_TOKEN="xoxb-test", SLACK_SIGNING_SECRET="s")
     done = subprocess.run(
         [str(BIN), *command(name, built_scenarios["orders"])],
         capture_output=True,
@@ -70,6 +81,8 @@ def test_an_unusable_database_is_one_line_and_exit_2(built_scenarios, tmp_path, 
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"incident-bot: the database at {tmp_path / 'bot.db'} ")
     assert says in lines[0]
+    if kind == "older-revision":
+        assert lines[0].endswith("run `incident-bot migrate` (with the same DATABASE_URL) first")
     assert done.stdout == ""
     if kind != "corrupt":
         with sqlite3.connect(tmp_path / "bot.db") as conn:

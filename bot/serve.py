@@ -48,6 +48,7 @@ from storage.jobs import SqlJobQueue
 from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
+from storage.wakeups import JOBS, Wakeups
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +144,26 @@ def assemble(
     acks = AfterAck()
     app = build_app(client, signing_secret, deps, acks)
     return Bot(app, store, jobs, shown, sync, pool, acks)
+
+
+async def wake_on_jobs(
+    stack: contextlib.AsyncExitStack,
+    engine: AsyncEngine,
+    pool: Sequence[Worker],
+    poll_seconds: float,
+) -> None:
+    """A job queued by any process wakes these workers (LISTEN/NOTIFY on PostgreSQL): their
+    polling is then only the slow fallback (`poll_seconds`). On SQLite other processes are
+    polled for as before."""
+    if not pool:
+        return
+    wakeups = Wakeups(engine)
+    wakeups.listen(JOBS, lambda _job: [w.wake.set() for w in pool])
+    await wakeups.start()
+    stack.push_async_callback(wakeups.aclose)
+    if wakeups.cross_process:
+        for worker in pool:
+            worker.poll_seconds = poll_seconds
 
 
 def backlinks(settings: Settings) -> list[Backlink]:
@@ -250,6 +271,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         if runtime is not None:
             runtime.ledger = bot.store  # the daily token budget counts what is stored
         # After a restart, every thread still in flight is brought up to date.
+        await wake_on_jobs(stack, engine, bot.workers, settings.incident_bot_poll_seconds)
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)
         tasks = bot.run(stop)

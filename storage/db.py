@@ -21,7 +21,7 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from agent.domain import utcnow
 from agent.errors import InputError
-from storage import migrate
+from storage import migrate, wakeups
 from storage.tables import leases, metadata
 
 DEFAULT_FILENAME = "incident-bot.db"
@@ -241,11 +241,20 @@ _WRITE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDict
 @contextlib.asynccontextmanager
 async def begin(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """A write transaction. On SQLite, writers of one process take turns here: SQLite's
-    own busy handler would make them sleep in steps of up to 100 ms instead."""
+    own busy handler would make them sleep in steps of up to 100 ms instead; and what it
+    announced (storage.wakeups) is delivered once it has committed."""
     if engine.dialect.name != "sqlite":
         async with engine.begin() as conn:
             yield conn
         return
     lock = _WRITE_LOCKS.setdefault(engine.sync_engine, asyncio.Lock())
-    async with lock, engine.begin() as conn:
-        yield conn
+    async with lock:
+        conn = None
+        try:
+            async with engine.begin() as conn:
+                yield conn
+        except BaseException:
+            if conn is not None:
+                wakeups.abandoned(conn)
+            raise
+    wakeups.committed(engine, conn)

@@ -27,6 +27,7 @@ from agent.errors import ConcurrencyError, NotFound
 from agent.ports import Job
 from storage.db import begin
 from storage.tables import UNFINISHED, investigations, jobs
+from storage.wakeups import JOBS, announce
 
 # Candidates looked at per round, and rounds, before claim() gives up on a
 # busy queue; every lost race means another worker made progress.
@@ -103,6 +104,7 @@ class SqlJobQueue:
                     )
                 )
                 job_id = int(result.inserted_primary_key[0])
+                await announce(conn, JOBS, str(job_id))
         except IntegrityError:
             # Either a concurrent enqueue won the unique index, or there is no
             # such investigation (foreign key).
@@ -227,8 +229,14 @@ class SqlJobQueue:
 
     async def _update_held(self, job: Job, action: str, **values: Any) -> None:
         async with begin(self._engine) as conn:
-            result = await conn.execute(update(jobs).where(_held_by(job)).values(**values))
-            if result.rowcount == 1:
+            updated = (
+                await conn.execute(
+                    update(jobs).where(_held_by(job)).values(**values).returning(jobs.c.status)
+                )
+            ).all()
+            if updated:
+                if updated[0].status == "queued":  # asked for again while it ran
+                    await announce(conn, JOBS, str(job.id))
                 return
             row = await self._row(conn, job.id)
         if row is None:

@@ -113,6 +113,10 @@ def parser() -> argparse.ArgumentParser:
         "check",
         help="check the setup: Slack, and each project's channels, Sentry, code, docs, GitHub",
     )
+    sub.add_parser(
+        "migrate",
+        help="bring the database (DATABASE_URL, else ./incident-bot.db) to this version's schema",
+    )
     add_export_corpus(sub)
     return p
 
@@ -134,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bot.check import check
 
             return asyncio.run(check())
+        if args.command == "migrate":
+            return asyncio.run(migrate())
         if args.command in ("serve", "worker"):
             from bot.serve import Options, serve
 
@@ -202,6 +208,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except KeyboardInterrupt:
         return 130
+
+
+async def migrate() -> int:
+    """`incident-bot migrate`: the schema of DATABASE_URL (else ./incident-bot.db) to head."""
+    from storage.db import create_engine, migrate_database, url_from_env
+
+    engine = create_engine(url_from_env(os.environ, Path.cwd()))
+    try:
+        print(await migrate_database(engine))
+    finally:
+        await engine.dispose()
+    return 0
 
 
 async def demo() -> int:
@@ -360,7 +378,7 @@ async def run_with(
     from bot import render
     from bot.usecases.intake import open_once
     from bot.worker import Worker
-    from storage.db import create_engine, create_schema
+    from storage.db import create_engine, open_database
     from storage.idempotency import SqlIdempotency
     from storage.jobs import SqlJobQueue
     from storage.store import SqlStore
@@ -372,11 +390,11 @@ async def run_with(
     console = None if as_json else render.console()
     starting: asyncio.Task[None] | None = None
     try:
+        await open_database(engine)
         # The daily token budget is a query over stored counts.
         runtime = make_runtime(store, can_ask)
         if inspect.isawaitable(runtime):
             runtime = await runtime
-        await create_schema(engine)
         # The request the key stands for: the question, the scope and who asks.
         request = {
             "surface": "cli",

@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     incident_bot_data_dir: Path = Path(".incident-bot")
     # How long a job or a thread stays with a process that stopped answering.
     incident_bot_lease_seconds: float = Field(default=30.0, gt=0)
+    # How often workers look for jobs when other processes' jobs wake them (PostgreSQL).
+    incident_bot_poll_seconds: float = Field(default=2.0, gt=0)
 
 
 class Project(BaseModel):

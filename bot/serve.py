@@ -47,12 +47,13 @@ from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
 from recorded.scenario import Scenario, clone, load_scenario
-from storage.db import create_engine, create_schema, default_url
+from storage.db import create_engine, default_url, open_database
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
 from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
+from storage.wakeups import JOBS, Wakeups
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +150,26 @@ def assemble(
     return Bot(app, store, jobs, shown, sync, pool, acks, cases)
 
 
+async def wake_on_jobs(
+    stack: contextlib.AsyncExitStack,
+    engine: AsyncEngine,
+    pool: Sequence[Worker],
+    poll_seconds: float,
+) -> None:
+    """A job queued by any process wakes these workers (LISTEN/NOTIFY on PostgreSQL): their
+    polling is then only the slow fallback (`poll_seconds`). On SQLite other processes are
+    polled for as before."""
+    if not pool:
+        return
+    wakeups = Wakeups(engine)
+    wakeups.listen(JOBS, lambda _job: [w.wake.set() for w in pool])
+    await wakeups.start()
+    stack.push_async_callback(wakeups.aclose)
+    if wakeups.cross_process:
+        for worker in pool:
+            worker.poll_seconds = poll_seconds
+
+
 def backlinks(settings: Settings) -> list[Backlink]:
     """The link-back steps besides Slack's: a note on the Sentry issue when a Sentry
     write token is set."""
@@ -222,6 +243,11 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     client = metrics.instrument_slack(slack_client(settings))
     projects = served_projects(scenario.scope, config) if scenario else Projects.load(config)
     engine = create_engine(settings.database_url or default_url(Path.cwd()))
+    try:  # before anything is acked: a database that cannot store requests refuses to start
+        await open_database(engine)
+    except BaseException:
+        await engine.dispose()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -246,9 +272,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
                 )
             # A live project's clone may take minutes: it goes on in the background, and
             # each investigation waits for its own project's sources only.
-            await asyncio.gather(runtime.start(wait=scenario is not None), create_schema(engine))
-        else:
-            await create_schema(engine)
+            await runtime.start(wait=scenario is not None)
         publisher = (
             GitHubIssues(
                 settings.github_api_url,
@@ -271,6 +295,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             lease_seconds=lease,
         )
         # After a restart, every thread still in flight is brought up to date.
+        await wake_on_jobs(stack, engine, bot.workers, settings.incident_bot_poll_seconds)
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)
         tasks = bot.run(stop)

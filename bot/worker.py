@@ -77,17 +77,23 @@ class Worker:
         return True
 
     async def run_forever(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                worked = await self.run_once()
-            except Exception:
-                log.exception("worker %s: a job failed", self.name)
-                worked = False
-            if not worked:
-                # New work wakes the worker at once; the poll covers other processes.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), self.poll_seconds)
-                self.wake.clear()
+        # Stopping wakes the worker too: its poll may be long when wake-ups come by LISTEN.
+        stopping = asyncio.create_task(stop.wait())
+        stopping.add_done_callback(lambda _: self.wake.set())
+        try:
+            while not stop.is_set():
+                try:
+                    worked = await self.run_once()
+                except Exception:
+                    log.exception("worker %s: a job failed", self.name)
+                    worked = False
+                if not worked:
+                    # New work wakes the worker at once; the poll covers what does not.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.wake.wait(), self.poll_seconds)
+                    self.wake.clear()
+        finally:
+            stopping.cancel()
 
     async def save(self, inv: Investigation) -> None:
         await self.store.save(inv)

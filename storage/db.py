@@ -1,7 +1,7 @@
-"""Engine, schema and the database URL.
+"""Engine, schema and the database URL: SQLite (aiosqlite) or PostgreSQL (asyncpg).
 
-The queries in `storage` are portable SQL (SQLite now, PostgreSQL/asyncpg
-later); the only SQLite-specific code is the connection setup below.
+The queries in `storage` are portable SQL, but for the connection setup below and the
+claims of storage.jobs and storage.leases, which use SKIP LOCKED on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -13,14 +13,16 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, insert, inspect
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 
+from agent.domain import utcnow
 from agent.errors import InputError
-from storage.tables import metadata
+from storage import migrate, wakeups
+from storage.tables import leases, metadata
 
 DEFAULT_FILENAME = "incident-bot.db"
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -45,13 +47,22 @@ def url_from_env(environ: Mapping[str, str], cwd: str | Path) -> str:
     raw = environ.get("DATABASE_URL", "").strip()
     if not raw:
         return default_url(cwd)
+    return _async_url(raw).render_as_string(hide_password=False)
+
+
+def _async_url(raw: str | URL) -> URL:
     try:
         url = make_url(raw)
     except ArgumentError as e:
         raise InputError(f"DATABASE_URL is not a database URL: {e}") from None
     if url.drivername in _ASYNC_DRIVERS:
         url = url.set(drivername=_ASYNC_DRIVERS[url.drivername])
-    return url.render_as_string(hide_password=False)
+    if url.drivername not in _ASYNC_DRIVERS.values():
+        raise InputError(
+            f"DATABASE_URL names {url.drivername}: the database is SQLite "
+            "(sqlite+aiosqlite://…) or PostgreSQL (postgresql+asyncpg://…)"
+        )
+    return url
 
 
 def _is_sqlite_memory(url: URL) -> bool:
@@ -76,7 +87,7 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any, *, wal: bool) -> Non
 
 def create_engine(url: str, **options: Any) -> AsyncEngine:
     """An async engine for `url`; extra keyword options go to `create_async_engine`."""
-    parsed = make_url(url)
+    parsed = _async_url(url)
     if parsed.get_backend_name() != "sqlite":
         options.setdefault("pool_pre_ping", True)
         return create_async_engine(parsed, **options)
@@ -98,9 +109,130 @@ def create_engine(url: str, **options: Any) -> AsyncEngine:
 
 
 async def create_schema(engine: AsyncEngine) -> None:
-    """Create the tables that do not exist yet; safe to call on every start."""
-    async with engine.begin() as conn:
-        await conn.run_sync(metadata.create_all)
+    """Bring the schema to the newest revision (from empty, or from an older one); safe to
+    call on every start."""
+    await upgrade(engine)
+
+
+async def upgrade(engine: AsyncEngine) -> tuple[migrate.Status, migrate.Status]:
+    """Migrate the database to the newest revision: its status before and after."""
+    async with begin(engine) as conn:
+        return await conn.run_sync(migrate.upgrade)
+
+
+class UnusableDatabase(InputError):
+    """The database cannot be opened or written, or its schema is not this version's."""
+
+
+def where(url: URL | str) -> str:
+    """The database as a person names it: the file of SQLite, else the URL sans password."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database:
+        return parsed.database.removeprefix("file:")
+    return parsed.render_as_string(hide_password=True)
+
+
+def _reason(exc: BaseException) -> str:
+    # The driver's own words, on one line, without SQLAlchemy's statement and link.
+    cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = " ".join(str(cause).split())
+    return text or type(cause).__name__
+
+
+def _missing(conn: Any) -> list[str]:
+    found = inspect(conn)
+    missing = []
+    for table in metadata.sorted_tables:
+        if not found.has_table(table.name):
+            missing.append(f"table {table.name}")
+            continue
+        columns = {c["name"] for c in found.get_columns(table.name)}
+        missing += [f"column {table.name}.{c.name}" for c in table.columns if c.name not in columns]
+    return missing
+
+
+async def migrate_database(engine: AsyncEngine) -> str:
+    """Upgrade the database to this version's schema; one line that says what was done.
+    UnusableDatabase if it cannot be, e.g. at a revision this version does not know."""
+    at = where(engine.url)
+    try:
+        before, after = await upgrade(engine)
+    except (SQLAlchemyError, OSError) as exc:
+        raise UnusableDatabase(f"the database at {at} cannot be migrated: {_reason(exc)}") from None
+    _check_revision(at, after)
+    if before.current == after.current:
+        return f"the database at {at} is at schema {after.current} already: nothing to do"
+    if before.current:
+        was = f"at schema {before.current}"
+    else:
+        was = "empty" if before.empty else "from before migrations"
+    return f"the database at {at} was {was} and is now at schema {after.current}"
+
+
+def _check_revision(at: str, found: migrate.Status) -> None:
+    if not found.known:
+        raise UnusableDatabase(
+            f"the database at {at} has schema revision {found.current}, which this version "
+            f"of incident-bot does not know (its newest is {found.head}): a newer version "
+            "migrated it; run that version"
+        )
+    if found.current == found.head:
+        return
+    if found.current is not None or found.premigration:
+        was = found.current or "from before migrations"
+        raise UnusableDatabase(
+            f"the database at {at} has an older schema ({was}) than this version's "
+            f"({found.head}): run `incident-bot migrate` (with the same DATABASE_URL) first"
+        )
+    raise UnusableDatabase(
+        f"the database at {at} holds some of incident-bot's tables "
+        f"({', '.join(sorted(found.tables))}) but no schema revision: it is not one this "
+        "version can migrate"
+    )
+
+
+async def open_database(engine: AsyncEngine) -> None:
+    """Create the schema if needed, then make sure the database can be read and written
+    and has every table and column this version uses: a process that would otherwise ack
+    requests and lose them refuses to start. UnusableDatabase says why, in one line."""
+    at = where(engine.url)
+    try:
+        async with engine.connect() as conn:
+            found = await conn.run_sync(migrate.status)
+    except (SQLAlchemyError, OSError) as exc:
+        raise UnusableDatabase(f"the database at {at} cannot be opened: {_reason(exc)}") from None
+    if found.empty:
+        try:
+            async with begin(engine) as conn:
+                _, found = await conn.run_sync(migrate.upgrade, only_if_empty=True)
+        except (SQLAlchemyError, OSError) as exc:
+            raise UnusableDatabase(
+                f"the database at {at} cannot be written: {_reason(exc)}"
+            ) from None
+    _check_revision(at, found)
+    try:
+        async with engine.connect() as conn:
+            missing = await conn.run_sync(_missing)
+    except (SQLAlchemyError, OSError) as exc:
+        raise UnusableDatabase(f"the database at {at} cannot be read: {_reason(exc)}") from None
+    if missing:
+        raise UnusableDatabase(
+            f"the database at {at} has a schema this version does not know: it lacks "
+            + ", ".join(missing)
+        )
+    try:
+        # A row written and rolled back: the database, the file and the user may write.
+        async with engine.connect() as conn, conn.begin() as tx:
+            await conn.execute(
+                insert(leases).values(
+                    name=f"incident-bot:write-check:{id(conn)}",
+                    holder="write-check",
+                    lease_until=utcnow(),
+                )
+            )
+            await tx.rollback()
+    except (SQLAlchemyError, OSError) as exc:
+        raise UnusableDatabase(f"the database at {at} cannot be written: {_reason(exc)}") from None
 
 
 _WRITE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
@@ -109,11 +241,20 @@ _WRITE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDict
 @contextlib.asynccontextmanager
 async def begin(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """A write transaction. On SQLite, writers of one process take turns here: SQLite's
-    own busy handler would make them sleep in steps of up to 100 ms instead."""
+    own busy handler would make them sleep in steps of up to 100 ms instead; and what it
+    announced (storage.wakeups) is delivered once it has committed."""
     if engine.dialect.name != "sqlite":
         async with engine.begin() as conn:
             yield conn
         return
     lock = _WRITE_LOCKS.setdefault(engine.sync_engine, asyncio.Lock())
-    async with lock, engine.begin() as conn:
-        yield conn
+    async with lock:
+        conn = None
+        try:
+            async with engine.begin() as conn:
+                yield conn
+        except BaseException:
+            if conn is not None:
+                wakeups.abandoned(conn)
+            raise
+    wakeups.committed(engine, conn)

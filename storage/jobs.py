@@ -1,8 +1,10 @@
 """`SqlJobQueue`: the database is the queue.
 
 A worker claims a job with a lease; if it dies, the lease runs out and another
-worker takes the job over. Claiming is a guarded UPDATE whose row count tells
-who won, which is portable SQL (no SKIP LOCKED, no SQLite-only syntax).
+worker takes the job over. On PostgreSQL a claim is one UPDATE of the oldest
+claimable row taken with `FOR UPDATE SKIP LOCKED`: concurrent workers each take
+another row and never wait on one another. SQLite has one writer at a time: there
+a claim is a guarded UPDATE of a selected candidate whose row count tells who won.
 
 The holder of a job is (worker, attempts): `attempts` grows with every claim,
 so it fences off a worker that lost its lease even if a restarted worker comes
@@ -25,6 +27,7 @@ from agent.errors import ConcurrencyError, NotFound
 from agent.ports import Job
 from storage.db import begin
 from storage.tables import UNFINISHED, investigations, jobs
+from storage.wakeups import JOBS, announce
 
 # Candidates looked at per round, and rounds, before claim() gives up on a
 # busy queue; every lost race means another worker made progress.
@@ -101,6 +104,7 @@ class SqlJobQueue:
                     )
                 )
                 job_id = int(result.inserted_primary_key[0])
+                await announce(conn, JOBS, str(job_id))
         except IntegrityError:
             # Either a concurrent enqueue won the unique index, or there is no
             # such investigation (foreign key).
@@ -115,6 +119,8 @@ class SqlJobQueue:
     async def claim(self, worker: str, lease_seconds: float) -> Job | None:
         """The oldest claimable job, now held by `worker`; None if there is none."""
         lease = _lease(lease_seconds)
+        if self._engine.dialect.name == "postgresql":
+            return await self._claim_skip_locked(worker, self._clock(), lease)
         for _ in range(CLAIM_ROUNDS):
             now = self._clock()
             async with self._engine.connect() as conn:
@@ -170,6 +176,34 @@ class SqlJobQueue:
 
     # -- helpers ---------------------------------------------------------------
 
+    async def _claim_skip_locked(self, worker: str, now: datetime, lease: timedelta) -> Job | None:
+        # Rows other claims have locked are passed over, not waited for; the claimable
+        # condition is repeated in the UPDATE as the guard it is on SQLite.
+        oldest = (
+            select(jobs.c.id)
+            .where(_claimable(now))
+            .order_by(jobs.c.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .cte("oldest")
+        )
+        async with begin(self._engine) as conn:
+            row = (
+                await conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == oldest.c.id, _claimable(now))
+                    .values(
+                        status="running",
+                        worker=worker,
+                        lease_until=now + lease,
+                        attempts=jobs.c.attempts + 1,
+                        claimed_at=now,
+                    )
+                    .returning(*jobs.c)
+                )
+            ).one_or_none()
+        return _job(row) if row is not None else None
+
     async def _try_claim(
         self, job_id: int, worker: str, now: datetime, lease: timedelta
     ) -> Job | None:
@@ -184,6 +218,7 @@ class SqlJobQueue:
                     worker=worker,
                     lease_until=now + lease,
                     attempts=jobs.c.attempts + 1,
+                    claimed_at=now,
                 )
             )
             if result.rowcount != 1:
@@ -194,8 +229,14 @@ class SqlJobQueue:
 
     async def _update_held(self, job: Job, action: str, **values: Any) -> None:
         async with begin(self._engine) as conn:
-            result = await conn.execute(update(jobs).where(_held_by(job)).values(**values))
-            if result.rowcount == 1:
+            updated = (
+                await conn.execute(
+                    update(jobs).where(_held_by(job)).values(**values).returning(jobs.c.status)
+                )
+            ).all()
+            if updated:
+                if updated[0].status == "queued":  # asked for again while it ran
+                    await announce(conn, JOBS, str(job.id))
                 return
             row = await self._row(conn, job.id)
         if row is None:

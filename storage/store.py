@@ -16,6 +16,7 @@ from agent.domain import Evidence, Investigation, State, utcnow
 from agent.errors import ConcurrencyError, NotFound
 from storage.db import begin
 from storage.tables import evidence, investigations, messages
+from storage.wakeups import INVESTIGATIONS, announce
 
 
 class InvestigationSummary(BaseModel):
@@ -112,6 +113,7 @@ class SqlStore:
                     )
                 )
                 await self._append(conn, inv, stored_messages=0, stored_evidence=0, version=1)
+                await announce(conn, INVESTIGATIONS, inv.id)
         except IntegrityError:
             if await self._version_of(inv.id) is not None:
                 raise ConcurrencyError(f"investigation {inv.id} already exists") from None
@@ -211,6 +213,7 @@ class SqlStore:
                 stored_evidence=stored_evidence,
                 version=new_version,
             )
+            await announce(conn, INVESTIGATIONS, inv.id)
         inv.version = new_version
 
     # -- small reads for the surfaces -------------------------------------------

@@ -1,4 +1,7 @@
-"""The tables. SQLAlchemy Core, portable between SQLite and PostgreSQL."""
+"""The tables. SQLAlchemy Core, portable between SQLite and PostgreSQL.
+
+A change here comes with a revision in storage/migrations/versions (Alembic).
+"""
 
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
-# Named constraints, so a later migration tool can refer to them on any backend.
+# Named constraints, so that migrations can refer to them on any backend.
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -162,6 +165,8 @@ jobs = Table(
     Column("lease_until", UTCDateTime, nullable=True),
     Column("attempts", Integer, nullable=False, default=0),
     Column("created_at", UTCDateTime, nullable=False),
+    # When the current holder claimed it: with created_at, how long a job waited.
+    Column("claimed_at", UTCDateTime, nullable=True),
     Column("finished_at", UTCDateTime, nullable=True),
     Column("last_error", Text, nullable=True),
     # Asked for again while running (an answer, a retry): complete() queues it once more.

@@ -4,6 +4,9 @@ from typing import Any
 
 import pytest
 
+# `db_url` (SQLite and PostgreSQL) and the throwaway PostgreSQL server it starts on first use.
+pytest_plugins = ["tests.postgres"]
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "scenarios"
 RECIPES = ROOT / "tests" / "fixtures" / "scenarios"

@@ -266,8 +266,8 @@ async def test_usage_is_what_the_server_reports_for_each_request(chat):
 
 
 @pytest.fixture
-async def store(tmp_path):
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'day.db'}")
+async def store(db_url):
+    engine = create_engine(db_url)
     await create_schema(engine)
     yield SqlStore(engine)
     await engine.dispose()

@@ -89,8 +89,8 @@ class Bench:
 
 
 @pytest.fixture
-async def bench() -> AsyncIterator[Bench]:
-    engine = create_engine("sqlite+aiosqlite://")
+async def bench(db_url: str) -> AsyncIterator[Bench]:
+    engine = create_engine(db_url)
     await create_schema(engine)
     async with FakeGitHub(token=TOKEN, repos=[REPO]) as github:
         tracker = GitHubIssues(github.api_url, TOKEN, timeout=0.2)

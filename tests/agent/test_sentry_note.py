@@ -61,8 +61,8 @@ def sentry_export(folder: Path) -> Path:
 
 
 @pytest.fixture
-async def world(tmp_path: Path) -> AsyncIterator[World]:
-    engine = create_engine("sqlite+aiosqlite://")
+async def world(tmp_path: Path, db_url: str) -> AsyncIterator[World]:
+    engine = create_engine(db_url)
     await create_schema(engine)
     now = utcnow()
     folder = sentry_export(tmp_path / "sentry")

@@ -83,7 +83,7 @@ def script(folder: Path) -> list[Any]:
     ]
 
 
-def environment(slack: FakeSlack, db: Path, **extra: str) -> dict[str, str]:
+def environment(slack: FakeSlack, db: str, **extra: str) -> dict[str, str]:
     """The child's environment: ours without credentials, the fakes', and `extra`."""
     drop = ("GITHUB_", "GROQ_", "SLACK_APP_TOKEN")
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
@@ -91,7 +91,7 @@ def environment(slack: FakeSlack, db: Path, **extra: str) -> dict[str, str]:
         SLACK_BOT_TOKEN="xoxb-test",
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack.api_url,
-        DATABASE_URL=f"sqlite+aiosqlite:///{db}",
+        DATABASE_URL=db,
         INCIDENT_BOT_LEASE_SECONDS=LEASE,
         **extra,
     )
@@ -130,9 +130,9 @@ async def mid_run(slack: FakeSlack, chat: FakeChat, held: int) -> None:
     await chat.wait_held(held, timeout=60)
 
 
-async def check_thread(slack: FakeSlack, db: Path, inv_id: str | None = None) -> Investigation:
+async def check_thread(slack: FakeSlack, db: str, inv_id: str | None = None) -> Investigation:
     """The run completed, and the thread holds each of its items exactly once, in order."""
-    engine = create_engine(f"sqlite+aiosqlite:///{db}")
+    engine = create_engine(db)
     try:
         store = SqlStore(engine)
         if inv_id is None:
@@ -176,12 +176,12 @@ async def post(http: aiohttp.ClientSession, url: str, body: str) -> int:
 
 
 async def test_killed_serve_and_worker_processes_are_taken_over_and_the_thread_completed(
-    built_scenarios, tmp_path
+    built_scenarios, db_url
 ):
     """serve takes the command and is killed mid-run; a worker process takes the run over
     and is killed mid-run too; serve, started again on the same database, finishes it."""
     folder = built_scenarios["orders"]
-    db = tmp_path / "bot.db"
+    db = db_url
     serve = ("serve", "--scenario", str(folder), "--http", "--port")
     async with (
         FakeSlack(start_ts=f"{time.time():.6f}") as slack,
@@ -223,7 +223,7 @@ async def test_killed_serve_and_worker_processes_are_taken_over_and_the_thread_c
 
 
 async def test_two_processes_bringing_one_thread_up_to_date_post_each_card_once(
-    built_scenarios, tmp_path
+    built_scenarios, db_url
 ):
     """Each process has its own thread sync (a web front, workers): on one database they take
     turns per thread, so concurrent passes never post the same card twice."""
@@ -232,7 +232,7 @@ async def test_two_processes_bringing_one_thread_up_to_date_post_each_card_once(
     inv.origin = Origin(surface="slack", channel=CHANNEL, user="U0ALICE")
     for n in range(1, 6):
         inv.add_evidence(source="sentry", tool=f"sentry__t{n}", title=f"issue {n}", content=f"{n}")
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
+    engine = create_engine(db_url)
     await create_schema(engine)
     await SqlStore(engine).create(inv)
     async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:
@@ -295,13 +295,13 @@ def approve(value: dict[str, Any], user: str) -> str:
 
 
 async def test_serve_killed_while_github_holds_the_create_answer_publishes_once(
-    built_scenarios, tmp_path
+    built_scenarios, db_url
 ):
     """The issue exists but its answer never reached the process that asked: the worker that
     takes the job over finds it by its marker and adopts it instead of creating another."""
     folder = built_scenarios["orders"]
     repo = load_scenario(folder).scope.repository
-    db = tmp_path / "bot.db"
+    db = db_url
     async with (
         FakeSlack(start_ts=f"{time.time():.6f}") as slack,
         FakeGitHub(repos=[repo], token="ghs-durable") as github,
@@ -328,7 +328,7 @@ async def test_serve_killed_while_github_holds_the_create_answer_publishes_once(
     assert len(github.calls_to("create_issue")) == 1  # adopted, never created twice
     (lookup,) = github.calls_to("list_issues")  # by creator and since, not the search API
     assert lookup.query.get("creator") and lookup.query.get("since")
-    engine = create_engine(f"sqlite+aiosqlite:///{db}")
+    engine = create_engine(db)
     try:
         inv = await SqlStore(engine).load(value["investigation_id"])
     finally:

@@ -54,13 +54,13 @@ def questions(slack: FakeSlack) -> list[str]:
     return [k for k in keys(slack) if k.startswith("q:")]
 
 
-async def test_a_redelivered_answer_is_taken_once(built_scenarios, tmp_path):
+async def test_a_redelivered_answer_is_taken_once(built_scenarios, tmp_path, db_url):
     """The first answer's event comes again (X-Slack-Retry-Num) while the run waits on its
     second question: it must not answer that question."""
     folder = built_scenarios["orders"]
     scenario = load_scenario(folder)
     project = Project.for_scope(scenario.scope, channels=[CHANNEL])
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
+    engine = create_engine(db_url)
     await create_schema(engine)
     repo = await clone(scenario, tmp_path)
     stop = asyncio.Event()
@@ -174,8 +174,8 @@ async def test_a_redelivered_answer_is_taken_once(built_scenarios, tmp_path):
 
 
 @pytest.fixture
-async def engine(tmp_path):
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'keys.db'}")
+async def engine(db_url):
+    engine = create_engine(db_url)
     await create_schema(engine)
     yield engine
     await engine.dispose()
@@ -224,8 +224,8 @@ def cli_hash(request: dict[str, Any]) -> str:
     return request_hash(request)
 
 
-def test_the_cli_runs_a_keyed_request_once(built_scenarios, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}")
+def test_the_cli_runs_a_keyed_request_once(built_scenarios, db_url, monkeypatch, capsys):
+    monkeypatch.setenv("DATABASE_URL", db_url)
     run = ["investigate", "--scenario", str(built_scenarios["orders"]), "--offline", "--json"]
 
     assert cli.main([*run, "--idempotency-key", "deploy-42"]) == 0

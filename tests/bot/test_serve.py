@@ -40,7 +40,7 @@ def keys(slack: FakeSlack) -> list[str]:
     return out
 
 
-async def test_serve_answers_a_signed_command_in_a_thread(built_scenarios, tmp_path):
+async def test_serve_answers_a_signed_command_in_a_thread(built_scenarios, db_url):
     port = free_port()
     async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:
         env = dict(os.environ)
@@ -48,7 +48,7 @@ async def test_serve_answers_a_signed_command_in_a_thread(built_scenarios, tmp_p
             SLACK_BOT_TOKEN="xoxb-test",
             SLACK_SIGNING_SECRET=SECRET,
             SLACK_API_URL=slack.api_url,
-            DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path / 'b.db'}",
+            DATABASE_URL=db_url,
         )
         env.pop("GITHUB_TOKEN", None)
         proc = await asyncio.create_subprocess_exec(

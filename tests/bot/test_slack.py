@@ -163,6 +163,7 @@ async def running_bot(
     approvers: list[str],
     limits: Limits | None = None,
     approver_group: str | None = None,
+    db_url: str | None = None,
 ) -> AsyncIterator[Bot]:
     scenario = load_scenario(folder)
     s = scenario.scope
@@ -174,7 +175,7 @@ async def running_bot(
         approver_group=approver_group,
     )
     projects = Projects(projects={project.key: project})
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'bot.db'}")
+    engine = create_engine(db_url or f"sqlite+aiosqlite:///{tmp / 'bot.db'}")
     await create_schema(engine)
     repo = await clone(scenario, tmp)
     runtime = Runtime.recorded(scenario, repo, limits=limits)
@@ -214,8 +215,8 @@ async def running_bot(
 
 
 @pytest.fixture
-async def bot(built_scenarios, tmp_path) -> AsyncIterator[Bot]:
-    async with running_bot(built_scenarios["orders"], tmp_path, [APPROVER]) as b:
+async def bot(built_scenarios, tmp_path, db_url) -> AsyncIterator[Bot]:
+    async with running_bot(built_scenarios["orders"], tmp_path, [APPROVER], db_url=db_url) as b:
         yield b
 
 

@@ -34,9 +34,9 @@ def says(slack: FakeSlack, key: str, *texts: str) -> bool:
 
 
 async def test_a_rollback_then_a_lost_answer_then_create_anyway_then_the_link(
-    built_scenarios, tmp_path
+    built_scenarios, tmp_path, db_url
 ):
-    async with running_bot(built_scenarios["orders"], tmp_path, [APPROVER]) as bot:
+    async with running_bot(built_scenarios["orders"], tmp_path, [APPROVER], db_url=db_url) as bot:
         await bot.command("errores al guardar pedidos")
         inv = await bot.settled(State.COMPLETED)
         repo = inv.scope.repository

@@ -22,8 +22,8 @@ class Crash(BaseException):
 
 
 @pytest.fixture
-async def bench(tmp_path):
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
+async def bench(db_url):
+    engine = create_engine(db_url)
     await create_schema(engine)
     yield engine
     await engine.dispose()

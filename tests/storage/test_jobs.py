@@ -1,4 +1,4 @@
-"""SqlJobQueue against real SQLite: claim exclusivity, leases, dedup."""
+"""SqlJobQueue against real SQLite and PostgreSQL: claim exclusivity, leases, dedup."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent.domain import Investigation, Scope
 from agent.errors import ConcurrencyError, NotFound
 from agent.ports import Job
-from storage import SqlJobQueue, SqlStore, create_engine, create_schema, default_url
+from storage import SqlJobQueue, SqlStore, create_engine, create_schema
 from storage.tables import jobs
+from tests.postgres import database_url
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -33,10 +34,9 @@ class Clock:
         self.now += timedelta(seconds=seconds)
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = default_url(tmp_path) if request.param == "file" else "sqlite+aiosqlite:///:memory:"
-    engine = create_engine(url)
+    engine = create_engine(database_url(request, request.param, tmp_path))
     try:
         await create_schema(engine)
         yield engine
@@ -189,10 +189,9 @@ async def test_twenty_concurrent_claims_on_five_jobs_claim_each_once(
         assert (row["worker"], row["attempts"], row["status"]) == (job.worker, 1, "running")
 
 
-async def test_claims_from_separate_engines_on_one_file_are_exclusive(tmp_path: Path) -> None:
+async def test_claims_from_separate_engines_on_one_database_are_exclusive(db_url: str) -> None:
     """Workers in separate processes each have their own engine on the same database."""
-    url = default_url(tmp_path)
-    engines = [create_engine(url) for _ in range(4)]
+    engines = [create_engine(db_url) for _ in range(4)]
     try:
         await create_schema(engines[0])
         queues = [SqlJobQueue(e) for e in engines]
@@ -206,6 +205,27 @@ async def test_claims_from_separate_engines_on_one_file_are_exclusive(tmp_path: 
     finally:
         for e in engines:
             await e.dispose()
+
+
+async def test_a_claim_passes_over_a_job_another_claim_has_locked(pg_url: str) -> None:
+    """PostgreSQL: a row locked by a claim in progress is skipped, not waited for."""
+    engine = create_engine(pg_url)
+    try:
+        await create_schema(engine)
+        queue = SqlJobQueue(engine)
+        first = await queue.enqueue("investigate", await investigation(engine))
+        second = await queue.enqueue("investigate", await investigation(engine))
+        async with engine.connect() as other, other.begin():
+            await other.execute(select(jobs.c.id).where(jobs.c.id == first.id).with_for_update())
+            async with asyncio.timeout(5):
+                taken = await queue.claim("w2", 30)
+            assert taken is not None and taken.id == second.id
+            assert await queue.claim("w3", 30) is None  # the locked one is not waited for
+        # Once the other transaction has ended, its row is claimable again.
+        taken = await queue.claim("w3", 30)
+        assert taken is not None and taken.id == first.id
+    finally:
+        await engine.dispose()
 
 
 async def test_an_expired_lease_is_taken_over_and_the_old_holder_is_fenced_off(

@@ -1,4 +1,4 @@
-"""SqlStore against real SQLite: a file in tmp_path and an in-memory database."""
+"""SqlStore against real databases: a SQLite file, SQLite in memory and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ from agent.domain import (
 from agent.errors import ConcurrencyError, InputError, NotFound
 from storage import SqlStore, create_engine, create_schema, default_url, url_from_env
 from storage.tables import evidence, messages
+from tests.postgres import database_url
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = default_url(tmp_path) if request.param == "file" else "sqlite+aiosqlite:///:memory:"
-    engine = create_engine(url)
+    engine = create_engine(database_url(request, request.param, tmp_path))
     try:
         await create_schema(engine)
         yield engine

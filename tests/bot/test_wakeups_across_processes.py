@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from bot.intake import open_once
+from bot.usecases.intake import open_once
 from bot.recorded import load_scenario
 
 from agent.domain import Investigation, State

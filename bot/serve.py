@@ -19,10 +19,6 @@ from pathlib import Path
 from aiohttp import web
 from pydantic import ValidationError
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncRateLimitErrorRetryHandler,
-    AsyncServerErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -40,6 +36,7 @@ from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
 from bot.slack.app import AfterAck, Deps, build_app
+from bot.slack.retry import SlackRetry
 from bot.slack.sync import SlackSync
 from bot.worker import Publisher, Worker
 from storage.db import create_engine, create_schema, default_url
@@ -67,15 +64,13 @@ class Options:
 def slack_client(settings: Settings) -> AsyncWebClient:
     if settings.slack_bot_token is None:
         raise InputError("SLACK_BOT_TOKEN is not set")
-    # No retry on connection errors: a lost answer to chat.postMessage must be looked for
-    # in the thread, never posted blindly again (the sync does that).
+    # Rate limits are waited out for every call; an unknown outcome (5xx, a dropped
+    # connection) re-sends only reads and idempotent writes: a post whose answer was lost
+    # is looked for in the thread by the sync, never sent blindly again (bot/slack/retry.py).
     return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
-        retry_handlers=[
-            AsyncRateLimitErrorRetryHandler(max_retry_count=5),
-            AsyncServerErrorRetryHandler(max_retry_count=3),
-        ],
+        retry_handlers=[SlackRetry()],
     )
 
 

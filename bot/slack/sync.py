@@ -28,6 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.domain import Investigation, State
 from agent.errors import PublishFailed, PublishUnknown
 from bot.slack import blocks
+from bot.slack.retry import unknown_outcome
 from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import POSTED, Shown, SqlSurfaceMessages
@@ -275,36 +276,51 @@ class SlackSync:
                 await self.shown.posted(inv.id, key, record.channel, record.ts, digest)
                 shown[key] = record.model_copy(update={"payload_hash": digest})
             return record.ts
-        if record is None:
-            await self.shown.begin(inv.id, key, channel)
-        else:
-            # A post went out earlier without its answer being recorded: look first.
-            ts = await self._find(inv, key, channel, thread)
-            if ts is not None:
-                await self.shown.posted(inv.id, key, channel, ts, "")
-                shown[key] = Shown(
-                    investigation_id=inv.id,
-                    key=key,
-                    channel=channel,
-                    ts=ts,
-                    state=POSTED,
-                    payload_hash="",
-                )
-                return await self._show(inv, shown, key, payload, thread)
+        # A post that went out earlier without its answer being recorded (a crash, a lost
+        # answer, another process's record this pass did not see) is looked for first.
+        pending = record is not None or not await self.shown.begin(inv.id, key, channel)
+        if pending and (ts := await self._find(inv, key, channel, thread)) is not None:
+            await self._record(inv, shown, key, channel, ts, "")
+            return await self._show(inv, shown, key, payload, thread)
         metadata = {
             "event_type": EVENT_TYPE,
             "event_payload": {"investigation_id": inv.id, "key": key},
         }
-        response = await self.client.chat_postMessage(
-            channel=channel,
-            thread_ts=thread,
-            text=payload["text"],
-            blocks=payload.get("blocks"),
-            metadata=metadata,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel,
+                thread_ts=thread,
+                text=payload["text"],
+                blocks=payload.get("blocks"),
+                metadata=metadata,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except Exception as exc:
+            if not unknown_outcome(exc):
+                raise
+            # Slack may have kept it (a 5xx, a timeout, a dropped connection): look before
+            # anything is sent again. Not found, it stays pending and the next pass looks.
+            ts = await self._find(inv, key, channel, thread)
+            if ts is None:
+                raise
+            log.info("the post of %s/%s was kept by Slack despite %r", inv.id, key, exc)
+            await self._record(inv, shown, key, channel, ts, "")
+            return await self._show(inv, shown, key, payload, thread)
         ts = str(response["ts"])
+        await self._record(inv, shown, key, channel, ts, digest)
+        return ts
+
+    async def _record(
+        self,
+        inv: Investigation,
+        shown: dict[str, Shown],
+        key: str,
+        channel: str,
+        ts: str,
+        digest: str,
+    ) -> None:
+        """The post is in Slack at ts; an empty digest: its content is not known here."""
         await self.shown.posted(inv.id, key, channel, ts, digest)
         shown[key] = Shown(
             investigation_id=inv.id,
@@ -314,7 +330,6 @@ class SlackSync:
             state=POSTED,
             payload_hash=digest,
         )
-        return ts
 
     async def _find(
         self, inv: Investigation, key: str, channel: str, thread: str | None

@@ -243,18 +243,27 @@ class FakeSlack:
             self._faults[method].append(_Fault("drop_response"))
 
     def fail_after_apply_next(
-        self, method: str, status: int = 500, error: str | None = None, count: int = 1
+        self,
+        method: str,
+        status: int = 500,
+        error: str | None = None,
+        count: int = 1,
+        after: int = 0,
     ) -> None:
-        """The next ``count`` calls to ``method`` are APPLIED (a post is stored, visible to
-        conversations.history/replies with its metadata), then answered with ``status`` and
-        ``{"ok": false, "error": error or "fatal_error"}``: Slack did the work, the caller
-        cannot know it."""
+        """After ``after`` calls answered normally, the next ``count`` calls to ``method`` are
+        APPLIED (a post is stored, visible to conversations.history/replies with its
+        metadata), then answered with ``status`` and ``{"ok": false, "error": error or
+        "fatal_error"}``: Slack did the work, the caller cannot know it."""
+        self._faults[method].extend(_Fault("pass") for _ in range(after))
         for _ in range(count):
             self._faults[method].append(_Fault("fail_after_apply", status=status, error=error))
 
-    def hang_then_drop_next(self, method: str, delay: float, count: int = 1) -> None:
-        """The next ``count`` calls are APPLIED, then nothing comes back for ``delay`` seconds
-        and the connection is closed without an answer."""
+    def hang_then_drop_next(
+        self, method: str, delay: float, count: int = 1, after: int = 0
+    ) -> None:
+        """After ``after`` calls answered normally, the next ``count`` calls are APPLIED, then
+        nothing comes back for ``delay`` seconds and the connection is closed."""
+        self._faults[method].extend(_Fault("pass") for _ in range(after))
         for _ in range(count):
             self._faults[method].append(_Fault("hang_then_drop", delay=delay))
 

@@ -1,0 +1,83 @@
+"""Never twice, also when Slack keeps a post and its answer is lost: the fake Slack stores
+the message (visible with its metadata) and then answers 500, drops the connection, or
+hangs and drops it. Real Bolt over HTTP with a signed command, the real worker and thread
+sync, the client as serve builds it (bot.serve.slack_client)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agent.domain import State
+from tests.bot.test_slack import APPROVER, CHANNEL, Bot, bot_key, bot_keys, running_bot
+
+COMPLETE = ["root", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "diagnosis", "draft"]
+
+
+@pytest.fixture
+async def bot(built_scenarios, tmp_path) -> AsyncIterator[Bot]:
+    async with running_bot(built_scenarios["orders"], tmp_path, [APPROVER]) as b:
+        yield b
+
+
+def posted_keys(slack: Any) -> list[str]:
+    """The item of each chat.postMessage the fake received, in order (retries included)."""
+    return [str(p["metadata"]["event_payload"]["key"]) for p in slack.calls_to("chat.postMessage")]
+
+
+def approve_buttons(slack: Any) -> int:
+    return json.dumps(slack.messages(CHANNEL)).count('"action_id": "draft_approve"')
+
+
+async def complete_thread(bot: Bot) -> None:
+    """The run completed and its thread holds each item once, the root in its final state."""
+    inv = await bot.settled(State.COMPLETED)
+    await bot.slack.wait_for(
+        lambda s: (
+            "draft" in bot_keys(s) and "COMPLETED" in json.dumps(s.messages(CHANNEL)[0]).upper()
+        ),
+        timeout=20,
+    )
+    assert bot.keys() == COMPLETE
+    assert len(bot.slack.messages(CHANNEL)) == len(COMPLETE)  # no orphan, nothing else
+    root = bot.slack.messages(CHANNEL)[0]
+    assert bot_key(root) == "root" and "QUEUED" not in json.dumps(root).upper()
+    assert approve_buttons(bot.slack) == 1
+    assert [e.id for e in inv.evidence] == COMPLETE[1:-2]
+
+
+async def test_a_root_kept_by_slack_despite_a_500_is_found_not_posted_again(bot):
+    bot.slack.fail_after_apply_next("chat.postMessage")
+    assert (await bot.command("errores al guardar pedidos")).status == 200
+    await complete_thread(bot)
+    assert posted_keys(bot.slack)[0] == "root"
+
+
+async def test_a_card_kept_by_slack_despite_a_500_is_found_not_posted_again(bot):
+    bot.slack.fail_after_apply_next("chat.postMessage", after=2)  # root, E1, then E2
+    await bot.command("errores al guardar pedidos")
+    await complete_thread(bot)
+    assert posted_keys(bot.slack)[2] == "E2"
+
+
+@pytest.mark.parametrize("fault", ["500", "drop", "hang then drop"])
+async def test_a_draft_whose_answer_was_lost_is_shown_once_with_one_approve_button(bot, fault):
+    after = len(COMPLETE) - 1
+    if fault == "500":
+        bot.slack.fail_after_apply_next("chat.postMessage", after=after)
+    else:
+        delay = 0.3 if fault == "hang then drop" else 0.0
+        bot.slack.hang_then_drop_next("chat.postMessage", delay=delay, after=after)
+    await bot.command("errores al guardar pedidos")
+    await complete_thread(bot)
+    assert posted_keys(bot.slack)[after] == "draft"
+
+
+async def test_three_answers_lost_in_a_row_leave_one_root_and_one_of_each_card(bot):
+    bot.slack.fail_after_apply_next("chat.postMessage", count=3)  # root, E1, E2
+    await bot.command("errores al guardar pedidos")
+    await complete_thread(bot)
+    assert posted_keys(bot.slack) == COMPLETE  # each posted once: found, never re-sent

@@ -36,6 +36,8 @@ from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
 from bot.slack.app import AfterAck, Deps, build_app
+from bot.slack.http import web_app
+from bot.slack.identity import BotIdentity
 from bot.slack.retry import SlackRetry
 from bot.slack.sync import SlackSync
 from bot.worker import Publisher, Worker
@@ -85,11 +87,18 @@ class Bot:
     sync: SlackSync
     workers: list[Worker]
     acks: AfterAck  # the work of requests already answered
+    identity: BotIdentity  # auth.test, resolved in the background from the start
+    signing_secret: str
 
     def run(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
-        tasks = [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
+        tasks = [asyncio.create_task(self.identity.run(stop))]
+        tasks += [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
         tasks.append(asyncio.create_task(self.sync.run(stop)))
         return tasks
+
+    def web_app(self, path: str = "/slack/events") -> web.Application:
+        """The HTTP front: signatures checked on the raw body before Bolt parses it."""
+        return web_app(self.app, self.signing_secret, path)
 
 
 def assemble(
@@ -105,7 +114,15 @@ def assemble(
     lease_seconds: float = 30.0,
 ) -> Bot:
     store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
-    sync = SlackSync(client, store, shown, leases=SqlLeases(engine), lease_seconds=lease_seconds)
+    identity = BotIdentity(client)
+    sync = SlackSync(
+        client,
+        store,
+        shown,
+        leases=SqlLeases(engine),
+        lease_seconds=lease_seconds,
+        identity=identity,
+    )
     if workers and runtime is None:
         raise ValueError("workers need a runtime")
     pool = [
@@ -136,8 +153,8 @@ def assemble(
         once=SqlIdempotency(engine),
     )
     acks = AfterAck()
-    app = build_app(client, signing_secret, deps, acks)
-    return Bot(app, store, jobs, shown, sync, pool, acks)
+    app = build_app(client, signing_secret, deps, acks, identity)
+    return Bot(app, store, jobs, shown, sync, pool, acks, identity, signing_secret)
 
 
 def backlinks(settings: Settings) -> list[Backlink]:
@@ -251,7 +268,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             if not options.listen:
                 log.warning("%d worker(s) and the thread sync running", options.workers)
             elif options.http:
-                runner = web.AppRunner(bot.app.web_app(path="/slack/events", port=options.port))
+                runner = web.AppRunner(bot.web_app(path="/slack/events"))
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)
                 await site.start()

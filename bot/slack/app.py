@@ -33,6 +33,7 @@ from agent.errors import (
 from bot.config import Project, Projects
 from bot.intake import open_once
 from bot.slack import blocks, command
+from bot.slack.identity import BotIdentity
 from bot.slack.sync import CONTINUE_CALLS, SlackSync
 from bot.worker import INVESTIGATE, PUBLISH
 from storage.idempotency import KeyReused, SqlIdempotency
@@ -135,11 +136,22 @@ class AfterAck:
 
 
 def build_app(
-    client: AsyncWebClient, signing_secret: str, deps: Deps, after_ack: AfterAck | None = None
+    client: AsyncWebClient,
+    signing_secret: str,
+    deps: Deps,
+    after_ack: AfterAck | None = None,
+    identity: BotIdentity | None = None,
 ) -> AsyncApp:
     # Listeners that need the response (a modal's errors) answer inline; the rest ack
-    # at once and work after it (after_ack).
-    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
+    # at once and work after it (after_ack). Requests are authorized from the identity
+    # resolved at start, never with an auth.test before the ack (bot.slack.identity).
+    identity = identity or BotIdentity(client)
+    app = AsyncApp(
+        client=identity.bolt_client(),
+        authorize=identity,
+        signing_secret=signing_secret,
+        process_before_response=True,
+    )
     d = deps
     after_ack = after_ack or AfterAck()
 

@@ -28,6 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.domain import Investigation, State
 from agent.errors import PublishFailed, PublishUnknown
 from bot.slack import blocks
+from bot.slack.identity import BotIdentity
 from bot.slack.retry import unknown_outcome
 from storage.leases import SqlLeases
 from storage.store import SqlStore
@@ -60,8 +61,10 @@ class SlackSync:
         retry_seconds: float = 0.5,
         leases: SqlLeases | None = None,
         lease_seconds: float = 30.0,
+        identity: BotIdentity | None = None,
     ) -> None:
         self.client = client
+        self.identity = identity or BotIdentity(client)  # the workspace URL, for permalinks
         self.store = store
         self.shown = shown
         # With several processes on one database, one pass at a time per thread: the
@@ -367,12 +370,12 @@ class SlackSync:
                 return None
 
     async def _workspace(self) -> None:
-        """The workspace URL permalinks are built from (one auth.test)."""
+        """The workspace URL permalinks are built from (the identity's one auth.test)."""
         if self._workspace_url is None:
             try:
-                self._workspace_url = str((await self.client.auth_test())["url"])
-            except (SlackApiError, KeyError):
-                self._workspace_url = None
+                self._workspace_url = (await self.identity.resolve()).url
+            except (SlackApiError, aiohttp.ClientError, TimeoutError, OSError) as exc:
+                log.warning("no workspace URL for permalinks yet: %r", exc)
 
     async def _links(self, inv: Investigation, shown: dict[str, Shown]) -> dict[str, str]:
         """Permalinks of the evidence cards."""

@@ -81,3 +81,18 @@ async def test_three_answers_lost_in_a_row_leave_one_root_and_one_of_each_card(b
     await bot.command("errores al guardar pedidos")
     await complete_thread(bot)
     assert posted_keys(bot.slack) == COMPLETE  # each posted once: found, never re-sent
+
+
+async def test_the_publish_link_kept_by_slack_despite_a_500_is_shown_once(bot):
+    await bot.command("errores al guardar pedidos")
+    await complete_thread(bot)
+    inv = await bot.inv()
+    bot.slack.fail_after_apply_next("chat.postMessage")  # the next post: the issue's link
+    draft = {"investigation_id": inv.id, "version": 1, "hash": inv.draft.hash}
+    await bot.action("draft_approve", draft, APPROVER)
+    done = await bot.settled(State.PUBLISHED)
+    url = done.publication.url
+    await bot.slack.wait_for(lambda s: url in json.dumps(s.messages(CHANNEL)[0]), timeout=10)
+    assert bot.keys() == [*COMPLETE, "publish:0"]
+    assert posted_keys(bot.slack)[-1] == "publish:0"
+    assert len(bot.github.issues[inv.scope.repository]) == 1

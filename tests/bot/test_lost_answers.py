@@ -6,13 +6,22 @@ sync, the client as serve builds it (bot.serve.slack_client)."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from agent.domain import State
+from agent.domain import Investigation, Origin, State
+from bot.config import Settings
+from bot.recorded import load_scenario
+from bot.serve import slack_client
+from bot.slack.sync import SlackSync
+from storage.db import create_engine, create_schema
+from storage.store import SqlStore
+from storage.surface import SqlSurfaceMessages
 from tests.bot.test_slack import APPROVER, CHANNEL, Bot, bot_key, bot_keys, running_bot
+from tests.fakes.slack import FakeSlack
 
 COMPLETE = ["root", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "diagnosis", "draft"]
 
@@ -96,3 +105,25 @@ async def test_the_publish_link_kept_by_slack_despite_a_500_is_shown_once(bot):
     assert bot.keys() == [*COMPLETE, "publish:0"]
     assert posted_keys(bot.slack)[-1] == "publish:0"
     assert len(bot.github.issues[inv.scope.repository]) == 1
+
+
+async def test_a_card_post_that_timed_out_is_found_in_the_thread(built_scenarios, tmp_path):
+    """The thread sync alone, its client timing out while Slack keeps the card."""
+    scope = load_scenario(built_scenarios["orders"]).scope
+    inv = Investigation.open("¿por qué fallan los pedidos?", scope, requester="U0ALICE")
+    inv.origin = Origin(surface="slack", channel=CHANNEL, user="U0ALICE")
+    for n in range(1, 4):
+        inv.add_evidence(source="sentry", tool=f"sentry__t{n}", title=f"issue {n}", content=f"{n}")
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}")
+    await create_schema(engine)
+    await SqlStore(engine).create(inv)
+    try:
+        async with FakeSlack(start_ts=f"{time.time():.6f}") as slack:
+            web = slack_client(Settings(slack_bot_token="xoxb-test", slack_api_url=slack.api_url))
+            web.timeout = 0.3  # seconds
+            slack.hang_then_drop_next("chat.postMessage", delay=1.0, after=2)  # E2
+            await SlackSync(web, SqlStore(engine), SqlSurfaceMessages(engine)).sync(inv.id)
+            assert bot_keys(slack) == ["root", "E1", "E2", "E3"]
+            assert posted_keys(slack) == ["root", "E1", "E2", "E3"]
+    finally:
+        await engine.dispose()

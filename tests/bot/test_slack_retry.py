@@ -91,3 +91,16 @@ async def test_reads_and_idempotent_writes_are_sent_again_on_an_unknown_outcome(
     for method in ("chat.update", "conversations.replies", "usergroups.users.list", "auth.test"):
         assert len(slack.calls_to(method)) == 2, method
     assert len(slack.ephemerals) == 2  # shown twice rather than lost
+
+
+async def test_a_timed_out_post_is_not_sent_again_a_timed_out_read_is(slack):
+    web = client(slack)
+    web.timeout = 0.3  # seconds; the fake answers nothing for 1 s, then drops the connection
+    slack.hang_then_drop_next("chat.postMessage", delay=1.0)
+    with pytest.raises(TimeoutError):
+        await web.chat_postMessage(channel="C1", text="once")
+    slack.hang_then_drop_next("conversations.history", delay=1.0)
+    history = await web.conversations_history(channel="C1")
+    assert [m["text"] for m in history["messages"]] == ["once"]
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert len(slack.calls_to("conversations.history")) == 2

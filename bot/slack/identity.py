@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiohttp
 from slack_bolt.authorization import AuthorizeResult
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Identity:
-    token: str  # the token it was resolved for
+    token: str = field(repr=False)  # the token it was resolved for: never in a log
     team_id: str | None
     enterprise_id: str | None
     bot_user_id: str | None

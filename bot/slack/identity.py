@@ -3,8 +3,8 @@
 Bolt's default authorization calls auth.test on the first request, before the ack (each
 concurrent first request its own), and answers "reinstall" when that call fails. Here
 `run` resolves the identity in the background at start, retrying until Slack answers,
-and again when the client's token changes or `refresh` is called; the identity is Bolt's
-`authorize`, which only reads what is known.
+and again when the client's token changes; the identity is Bolt's `authorize`, which
+only reads what is known.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ class BotIdentity(AsyncAuthorize):
         self.longest_retry = longest_retry
         self.current: Identity | None = None
         self._call: asyncio.Task[Identity] | None = None
-        self._stale = asyncio.Event()  # the token changed, or refresh() was called
-        self._refresh = False
+        self._stale = asyncio.Event()  # a request came with a token not resolved yet
 
     def bolt_client(self) -> AsyncWebClient:
         """Bolt's client: the same endpoint and retry policy, no token. Bolt takes each
@@ -65,9 +64,7 @@ class BotIdentity(AsyncAuthorize):
     def fresh(self) -> Identity | None:
         """The identity, if it was resolved for the client's current token."""
         known = self.current
-        if known is None or known.token != self.client.token or self._refresh:
-            return None
-        return known
+        return known if known is not None and known.token == self.client.token else None
 
     async def resolve(self) -> Identity:
         """The identity for the current token: one auth.test, shared by concurrent callers."""
@@ -77,12 +74,6 @@ class BotIdentity(AsyncAuthorize):
         if self._call is None or self._call.done():
             self._call = asyncio.create_task(self._auth_test())
         return await asyncio.shield(self._call)
-
-    def refresh(self) -> None:
-        """Resolve again in the background (the app was reinstalled, its scopes changed);
-        until then requests are authorized with what is known."""
-        self._refresh = True
-        self._stale.set()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Resolve at start, retrying with a growing pause; again whenever it goes stale.
@@ -154,7 +145,7 @@ class BotIdentity(AsyncAuthorize):
             scopes=answer.headers.get("x-oauth-scopes"),
         )
         if self.client.token == token:  # not rotated meanwhile
-            self.current, self._refresh = identity, False
+            self.current = identity
         return identity
 
 

@@ -79,16 +79,19 @@ def unknown_outcome(exc: BaseException) -> bool:
 
 
 class SlackRetry(AsyncRetryHandler):
-    """429 for every call; an unknown outcome only for RESENDABLE ones (module docstring)."""
+    """429 for every call (up to `max_retry_count` attempts again, waiting at most
+    `longest_wait` each); an unknown outcome only for RESENDABLE ones (`unknown_retries`)."""
 
     def __init__(
         self,
         max_retry_count: int = 5,
         *,
+        unknown_retries: int = 3,
         longest_wait: float = 120.0,
         interval_calculator: RetryIntervalCalculator | None = None,
     ) -> None:
         super().__init__(max_retry_count, interval_calculator or BackoffRetryIntervalCalculator())
+        self.unknown_retries = unknown_retries
         self.longest_wait = longest_wait
 
     async def _can_retry_async(
@@ -100,16 +103,17 @@ class SlackRetry(AsyncRetryHandler):
         error: Exception | None = None,
     ) -> bool:
         resendable = method_of(request.url) in RESENDABLE
+        again = state.current_attempt < self.unknown_retries
         if response is not None:
             if response.status_code == 429:
                 wait = retry_after(response)
                 return wait is None or wait <= self.longest_wait
             body = response.body or {}
             unknown = response.status_code >= 500 or body.get("error") in UNKNOWN_ERRORS
-            return unknown and resendable
+            return unknown and resendable and again
         if isinstance(error, aiohttp.ClientConnectorError):
-            return True  # the request never left: Slack did nothing
-        return error is not None and resendable and unknown_outcome(error)
+            return again  # the request never left: Slack did nothing
+        return error is not None and resendable and again and unknown_outcome(error)
 
     async def prepare_for_next_attempt_async(
         self,

@@ -104,3 +104,16 @@ async def test_a_timed_out_post_is_not_sent_again_a_timed_out_read_is(slack):
     assert [m["text"] for m in history["messages"]] == ["once"]
     assert len(slack.calls_to("chat.postMessage")) == 1
     assert len(slack.calls_to("conversations.history")) == 2
+
+
+async def test_an_unknown_outcome_is_retried_three_times_a_rate_limit_five(slack):
+    web = client(slack)
+    slack.fail_next("auth.test", status=500, count=10)
+    with pytest.raises(SlackApiError):
+        await web.auth_test()
+    slack.clear_faults()
+    slack.fail_next("chat.postMessage", status=429, retry_after=0, count=10)
+    with pytest.raises(SlackApiError):
+        await web.chat_postMessage(channel="C1", text="x")
+    assert len(slack.calls_to("auth.test")) == 4
+    assert len(slack.calls_to("chat.postMessage")) == 6

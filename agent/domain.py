@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 import uuid
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -19,6 +21,46 @@ from pydantic import BaseModel, Field, computed_field
 from agent.errors import IdempotencyConflict, IllegalTransition, InputError, StaleDraft
 
 MAX_QUESTION_CHARS = 2000
+# GitHub's limits on an issue, in characters (its error: "maximum is 65536 characters").
+MAX_TITLE_CHARS = 256
+GITHUB_BODY_CHARS = 65_536
+# The publisher appends a hidden marker to the body (agent.publish.github.marker).
+MARKER_ROOM = 512
+MAX_BODY_CHARS = GITHUB_BODY_CHARS - MARKER_ROOM
+
+# Bidi embeddings, overrides and isolates: invisible, they make text read in another
+# order than it is stored ("Trojan Source"). Marks (U+200E/F) are harmless and kept.
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# Letters that show as nothing (fillers, the blank braille pattern).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def without_bidi_controls(text: str) -> str:
+    return BIDI_CONTROLS.sub("", text)
+
+
+def has_visible(text: str) -> bool:
+    """True when something would show: not only spaces, zero-width or format characters."""
+    return any(unicodedata.category(ch)[0] not in "CZ" and ch not in _BLANK_LETTERS for ch in text)
+
+
+def check_text(text: str, what: str, limit: int, *, field: str | None = None) -> str:
+    """`text` stripped, or InputError saying why it cannot be used as `what`."""
+    text = text.strip()
+    found = BIDI_CONTROLS.search(text)
+    if found:
+        raise InputError(
+            f"the {what} contains an invisible direction control (U+{ord(found[0]):04X}) "
+            "that makes text read differently than it is written; remove it",
+            field=field,
+        )
+    if not has_visible(text):
+        raise InputError(f"the {what} is empty", field=field)
+    if len(text) > limit:
+        raise InputError(
+            f"the {what} has {len(text)} characters; the limit is {limit}", field=field
+        )
+    return text
 
 
 def utcnow() -> datetime:
@@ -169,10 +211,24 @@ class Draft(BaseModel):
             raise StaleDraft(
                 f"edit of version {version}, but the draft is at version {self.version}"
             )
-        title, body = title.strip(), body.strip()
-        if not title or not body:
-            raise InputError("a draft needs a title and a body")
+        title = check_text(title, "title", MAX_TITLE_CHARS, field="title")
+        body = check_text(body, "body", MAX_BODY_CHARS, field="body")
         return Draft(repository=self.repository, title=title, body=body, version=self.version + 1)
+
+    def fitted(self) -> Draft:
+        """The draft as GitHub takes it: no direction controls, the title and the body cut
+        to the limits. A written draft (the model's, the report's) is fitted; an edit is
+        refused instead (`edited`), so that a person is told."""
+        title = " ".join(without_bidi_controls(self.title).split())
+        body = without_bidi_controls(self.body).strip()
+        if len(title) > MAX_TITLE_CHARS:
+            title = title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+        if len(body) > MAX_BODY_CHARS:
+            note = "\n\n_(cut at GitHub's size limit)_"
+            body = body[: MAX_BODY_CHARS - len(note)].rstrip() + note
+        if (title, body) == (self.title, self.body):
+            return self
+        return Draft(repository=self.repository, title=title, body=body, version=self.version)
 
     def check_approval(self, version: int, hash: str) -> None:
         if version != self.version or hash != self.hash:
@@ -187,6 +243,8 @@ class Origin(BaseModel):
 
     surface: str = "cli"
     channel: str | None = None
+    # The Slack workspace the request came from: actions are taken only from it.
+    team: str | None = None
     user: str | None = None
     thread_ts: str | None = None
 
@@ -335,13 +393,7 @@ class Investigation(BaseModel):
 
     @classmethod
     def open(cls, question: str, scope: Scope, requester: str | None = None) -> Investigation:
-        question = " ".join(question.split())
-        if not question:
-            raise InputError("the question is empty")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise InputError(
-                f"the question has {len(question)} characters; the limit is {MAX_QUESTION_CHARS}"
-            )
+        question = check_text(" ".join(question.split()), "question", MAX_QUESTION_CHARS)
         if scope.since >= scope.until:
             raise InputError("the time window is empty: since must come before until")
         return cls(question=question, scope=scope, requester=requester)
@@ -391,13 +443,13 @@ class Investigation(BaseModel):
     def complete(self, diagnosis: Diagnosis, draft: Draft) -> None:
         self._move(State.COMPLETED)
         self.diagnosis = diagnosis
-        self.draft = draft
+        self.draft = draft.fitted()
 
     def stop(self, reason: str, salvage: Diagnosis | None, draft: Draft | None = None) -> None:
         self._move(State.STOPPED)
         self.stop_reason = reason
         self.diagnosis = salvage
-        self.draft = draft
+        self.draft = draft.fitted() if draft is not None else None
 
     def stop_as_duplicate(self, other_id: str) -> None:
         """Another run is already on the same error: this one yields to it."""

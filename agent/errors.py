@@ -28,7 +28,12 @@ class IncidentBotError(Exception):
 
 
 class InputError(IncidentBotError):
-    """The request cannot be accepted as given; the message says why, in one line."""
+    """The request cannot be accepted as given; the message says why, in one line.
+    `field` names the input it is about (a draft's "title" or "body"), when one is."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class IllegalTransition(IncidentBotError):

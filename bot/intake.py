@@ -22,10 +22,9 @@ from typing import Any
 
 from agent.domain import Investigation, State
 from agent.errors import ConcurrencyError, NotFound
+from agent.ports import InvestigationStore, JobQueue
+from bot.usecases.ports import Keys
 from bot.worker import INVESTIGATE
-from storage.idempotency import SqlIdempotency
-from storage.jobs import SqlJobQueue
-from storage.store import SqlStore
 
 
 def request_hash(request: dict[str, Any]) -> str:
@@ -34,9 +33,9 @@ def request_hash(request: dict[str, Any]) -> str:
 
 
 async def open_once(
-    store: SqlStore,
-    jobs: SqlJobQueue,
-    keys: SqlIdempotency | None,
+    store: InvestigationStore,
+    jobs: JobQueue,
+    keys: Keys | None,
     inv: Investigation,
     key: str | None = None,
     request: dict[str, Any] | None = None,

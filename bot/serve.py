@@ -36,10 +36,14 @@ from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
 from bot.runtime import ScenarioRuntime
 from bot.slack.app import AfterAck, Deps, build_app
+from bot.slack.directory import SlackDirectory
 from bot.slack.http import web_app
 from bot.slack.identity import BotIdentity
 from bot.slack.retry import SlackRetry
 from bot.slack.sync import SlackSync
+from bot.usecases.access import Access
+from bot.usecases.investigations import Investigations
+from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
 from storage.db import create_engine, create_schema, default_url
 from storage.idempotency import SqlIdempotency
@@ -87,6 +91,7 @@ class Bot:
     sync: SlackSync
     workers: list[Worker]
     acks: AfterAck  # the work of requests already answered
+    cases: Investigations  # the use cases the listeners call
     identity: BotIdentity  # auth.test, resolved in the background from the start
     signing_secret: str
 
@@ -143,18 +148,16 @@ def assemble(
         for w in pool:
             w.wake.set()
 
-    deps = Deps(
-        store=store,
-        jobs=jobs,
-        shown=shown,
-        sync=sync,
-        projects=projects,
-        wake_workers=wake,
-        once=SqlIdempotency(engine),
+    cases = Investigations(
+        store,
+        jobs,
+        Access(projects, SlackDirectory(client)),
+        Callbacks(wake, sync.kick),
+        keys=SqlIdempotency(engine),
     )
     acks = AfterAck()
-    app = build_app(client, signing_secret, deps, acks, identity)
-    return Bot(app, store, jobs, shown, sync, pool, acks, identity, signing_secret)
+    app = build_app(client, signing_secret, Deps(cases, store, shown), acks, identity)
+    return Bot(app, store, jobs, shown, sync, pool, acks, cases, identity, signing_secret)
 
 
 def backlinks(settings: Settings) -> list[Backlink]:

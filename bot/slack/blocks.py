@@ -36,7 +36,17 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from agent.domain import MAX_QUESTION_CHARS, Approval, Draft, Evidence, Investigation, State
+from agent.domain import (
+    BIDI_CONTROLS,
+    MAX_QUESTION_CHARS,
+    MAX_TITLE_CHARS,
+    Approval,
+    Draft,
+    Evidence,
+    Investigation,
+    State,
+    without_bidi_controls,
+)
 from agent.publish.publisher import not_done_line
 
 # -- identifiers the listeners match on ----------------------------------------
@@ -48,6 +58,7 @@ ACTION_DRAFT_DISCARD = "draft_discard"
 ACTION_CREATE_ANYWAY = "publish_create_anyway"
 CALLBACK_DRAFT_EDIT = "draft_edit_submit"
 CALLBACK_INVESTIGATE = "investigate_submit"
+SHORTCUT_INVESTIGATE = "investigate_this"  # the message shortcut (manifest.yml)
 INPUT_ACTION = "value"  # the action_id of every input element in the modals
 
 EVENT_INVESTIGATION = "incident_bot_investigation"
@@ -70,7 +81,7 @@ BUTTON_VALUE_CHARS = 2000
 CONTEXT_CHARS = 2000
 INPUT_CHARS = 3000  # plain_text_input max_length
 FALLBACK_CHARS = 3000  # the notification text; Slack cuts at 40,000 but 4,000 is the advice
-GITHUB_TITLE_CHARS = 256
+GITHUB_TITLE_CHARS = MAX_TITLE_CHARS
 
 EXCERPT_LINES = 6
 EXCERPT_LINE_CHARS = 160
@@ -111,8 +122,9 @@ _WORD_JOINER = "\u2060"
 
 
 def escape(text: str) -> str:
-    """Data as mrkdwn: `&`, `<`, `>` escaped; a bare @here/@channel/@everyone defused."""
-    text = text.replace("\x00", "")
+    """Data as mrkdwn: `&`, `<`, `>` escaped; a bare @here/@channel/@everyone defused;
+    bidi direction controls dropped (they would make it read in another order)."""
+    text = without_bidi_controls(text.replace("\x00", ""))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _BROADCAST.sub("@" + _WORD_JOINER, text)
 
@@ -161,7 +173,7 @@ def _safe_url(url: str | None) -> str | None:
     url = url.strip()
     if not re.match(r"(?i)^https?://[^\s/?#]+", url) or len(url) > 2000:
         return None
-    if any(ord(ch) < 0x20 or ch.isspace() for ch in url):
+    if any(ord(ch) < 0x20 or ch.isspace() for ch in url) or BIDI_CONTROLS.search(url):
         return None
     url = url.replace("|", "%7C").replace("<", "%3C").replace(">", "%3E")
     return url.replace("&", "&amp;")
@@ -379,11 +391,13 @@ def _markdown_preview(markdown: str, limit: int) -> tuple[str, bool]:
 
 
 def _md(text: str, limit: int = SECTION_CHARS) -> MarkdownTextObject:
+    text = without_bidi_controls(text)  # whatever built it, none reaches Slack
     return MarkdownTextObject(text=clip_mrkdwn(text, limit) or "—", verbatim=True)
 
 
 def _plain(text: str, limit: int) -> PlainTextObject:
-    return PlainTextObject(text=clip(" ".join(text.split()) or "—", limit), emoji=True)
+    text = " ".join(without_bidi_controls(text).split())
+    return PlainTextObject(text=clip(text or "—", limit), emoji=True)
 
 
 def _section(text: str) -> SectionBlock:
@@ -454,7 +468,7 @@ def _message(
     if len(blocks) > MAX_BLOCKS:  # every builder is bounded; this is a bug if it happens
         raise ValueError(f"a message of {len(blocks)} blocks")
     payload: dict[str, Any] = {
-        "text": clip_mrkdwn(text, FALLBACK_CHARS),
+        "text": clip_mrkdwn(without_bidi_controls(text), FALLBACK_CHARS),
         "blocks": [b.to_dict() for b in blocks],
     }
     if metadata is not None:
@@ -998,10 +1012,11 @@ def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
 # -- modals -----------------------------------------------------------------------------
 
 
-def edit_modal(inv: Investigation) -> dict[str, Any]:
-    """Edit the draft's title and body; saving makes version + 1 of exactly what was shown."""
+def edit_modal(inv: Investigation, channel: str | None = None) -> dict[str, Any]:
+    """Edit the draft's title and body; saving makes version + 1 of exactly what was shown.
+    `channel`: where Edit was clicked (a submission names no channel of its own)."""
     dr = _require_draft(inv)
-    body = _utf16_cut(dr.body, INPUT_CHARS)
+    body = _utf16_cut(without_bidi_controls(dr.body), INPUT_CHARS)
     blocks: list[Block] = [
         _context(f"{_repo_link(dr.repository)} · v{dr.version} · {dr.hash[:8]}"),
         InputBlock(
@@ -1009,7 +1024,7 @@ def edit_modal(inv: Investigation) -> dict[str, Any]:
             label=_plain("Title", 2000),
             element=PlainTextInputElement(
                 action_id=INPUT_ACTION,
-                initial_value=_utf16_cut(dr.title, GITHUB_TITLE_CHARS),
+                initial_value=_utf16_cut(without_bidi_controls(dr.title), GITHUB_TITLE_CHARS),
                 max_length=GITHUB_TITLE_CHARS,
             ),
         ),
@@ -1038,7 +1053,10 @@ def edit_modal(inv: Investigation) -> dict[str, Any]:
         title=_plain("Edit issue draft", 24),
         submit=_plain(f"Save as v{dr.version + 1}", 24),
         close=_plain("Cancel", 24),
-        private_metadata=json.dumps(draft_ref(inv), separators=(",", ":")),
+        private_metadata=json.dumps(
+            {**draft_ref(inv), **({"channel_id": channel} if channel else {})},
+            separators=(",", ":"),
+        ),
         blocks=blocks,
     )
     return view.to_dict()
@@ -1063,7 +1081,8 @@ def slack_to_plain(text: str) -> str:
         return target.removeprefix("mailto:")
 
     text = _SLACK_LINK.sub(unwrap, text)
-    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    text = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return without_bidi_controls(text)
 
 
 def investigate_modal(

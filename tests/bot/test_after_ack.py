@@ -97,3 +97,29 @@ async def test_finish_runs_what_is_queued_and_waits_for_it():
     async with asyncio.timeout(5):
         await after_ack.finish()
     assert sorted(done, key=int) == [str(i) for i in range(12)]
+
+
+async def test_a_failing_work_is_told_with_the_request_body():
+    told: list[tuple[str, dict[str, Any]]] = []
+    done = asyncio.Event()
+
+    async def failed(error: BaseException, body: dict[str, Any]) -> None:
+        told.append((str(error), body))
+        done.set()
+
+    after_ack = AfterAck(quiet=0, failed=failed)
+    registered: list[Any] = []
+
+    @after_ack(registered.append)
+    async def work(event: dict[str, Any]) -> None:  # names no body: it is kept anyway
+        raise RuntimeError("boom")
+
+    assert list(inspect.signature(registered[0]).parameters) == ["ack", "event", "body"]
+
+    async def ack() -> None:
+        pass
+
+    await registered[0](ack=ack, event={}, body={"user_id": "U1", "channel_id": "C1"})
+    async with asyncio.timeout(5):
+        await done.wait()
+    assert told == [("boom", {"user_id": "U1", "channel_id": "C1"})]

@@ -5,17 +5,21 @@ from pathlib import Path
 
 import yaml
 
+from bot.slack import blocks
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_manifest_matches_the_app():
     manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())
-    app = (ROOT / "bot" / "slack" / "app.py").read_text()
+    # The listeners, one module per kind (commands, actions, views, events).
+    app = "\n".join(p.read_text() for p in (ROOT / "bot" / "slack").glob("*.py"))
     commands = [c["command"] for c in manifest["features"]["slash_commands"]]
     assert commands == ["/investigate"] and 'app.command("/investigate")' in app
     (shortcut,) = manifest["features"]["shortcuts"]
     assert shortcut["type"] == "message"
-    assert f'app.shortcut("{shortcut["callback_id"]}")' in app
+    assert "app.shortcut(blocks.SHORTCUT_INVESTIGATE)" in app
+    assert shortcut["callback_id"] == blocks.SHORTCUT_INVESTIGATE
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     assert events == {"app_home_opened", "message.channels", "message.groups"}

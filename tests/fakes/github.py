@@ -433,6 +433,21 @@ class FakeGitHub:
                 "Validation Failed",
                 errors=[{"resource": "Issue", "code": "missing_field", "field": "title"}],
             )
+        # GitHub's limits, in characters as its error says (not bytes).
+        for field, limit in (("title", 256), ("body", 65_536)):
+            if len(str(body.get(field) or "")) > limit:
+                raise _HttpError(
+                    422,
+                    "Validation Failed",
+                    errors=[
+                        {
+                            "resource": "Issue",
+                            "code": "custom",
+                            "field": field,
+                            "message": f"{field} is too long (maximum is {limit} characters)",
+                        }
+                    ],
+                )
         labels = self._label_names(body.get("labels", []))
         issue = self._new_issue(repo, str(title), body.get("body"), labels, self.login, None)
         headers["Location"] = issue["url"]

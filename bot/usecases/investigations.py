@@ -1,0 +1,302 @@
+"""The use cases: start, answer, edit the draft, approve, create anyway, discard, continue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent.domain import Investigation, Origin, Scope, State, utcnow
+from agent.errors import (
+    ConcurrencyError,
+    IdempotencyConflict,
+    IllegalTransition,
+    InputError,
+    NotFound,
+    StaleDraft,
+)
+from agent.ports import InvestigationStore, JobQueue
+from bot.intake import open_once
+from bot.usecases.access import Access, Action
+from bot.usecases.ports import Keys, Notify
+from bot.usecases.request import Request, parse
+from bot.usecases.results import Actor, Done, Refused
+from bot.worker import INVESTIGATE, PUBLISH
+from storage.idempotency import KeyReused
+
+RACED = "Someone acted on it first; nothing changed."
+
+
+@dataclass(frozen=True)
+class DraftRef:
+    """A draft as it was shown: what an Edit, Approve or Discard names."""
+
+    investigation_id: str
+    version: int
+    hash: str = ""
+
+    @classmethod
+    def of(cls, value: dict[str, Any]) -> DraftRef:
+        return cls(
+            str(value["investigation_id"]), int(value["version"]), str(value.get("hash", ""))
+        )
+
+
+class Investigations:
+    def __init__(
+        self,
+        store: InvestigationStore,
+        jobs: JobQueue,
+        access: Access,
+        notify: Notify,
+        keys: Keys | None = None,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.store, self.jobs, self.access, self.notify = store, jobs, access, notify
+        self.keys, self.clock = keys, clock
+
+    # -- start ----------------------------------------------------------------
+
+    async def start(self, actor: Actor, text: str, key: str | None = None) -> Done | Refused:
+        """`/investigate`'s text form (`[project] question [since..until]`), asked in the
+        actor's channel. A request whose key was seen before is the investigation it
+        started (bot.intake)."""
+        try:
+            request = parse(text, self.access.projects, actor.channel or "", self.clock())
+        except InputError as exc:
+            return Refused("invalid", str(exc), "question")
+        # The fingerprint of the request its key names (unchanged: keys outlive a restart).
+        fingerprint = {
+            "surface": actor.surface,
+            "text": text,
+            "channel": actor.channel,
+            "user": actor.user,
+        }
+        return await self.open(actor, request, key, fingerprint)
+
+    async def open(
+        self,
+        actor: Actor,
+        request: Request,
+        key: str | None = None,
+        fingerprint: dict[str, Any] | None = None,
+    ) -> Done | Refused:
+        try:
+            inv = Investigation.open(request.question, scope_of(request), requester=actor.user)
+        except InputError as exc:
+            return Refused("invalid", str(exc), "question")
+        inv.origin = Origin(
+            surface=actor.surface, channel=actor.channel, team=actor.team, user=actor.user
+        )
+        try:
+            inv, fresh = await open_once(self.store, self.jobs, self.keys, inv, key, fingerprint)
+        except KeyReused as exc:
+            return Refused("conflict", str(exc))
+        self.notify.wake_workers()
+        self.notify.changed(inv.id)
+        return Done(inv, fresh=fresh)
+
+    # -- the run --------------------------------------------------------------
+
+    async def answer(
+        self, actor: Actor, investigation_id: str, text: str, delivery: str | None = None
+    ) -> Done | Refused:
+        """The reply to the question the run waits on. `delivery` names one delivery of the
+        request (Slack's event_id): a redelivery is taken once, or a retried first answer
+        could answer a later question."""
+        inv = await self._load(investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        if inv.state is not State.WAITING_FOR_OPERATOR:
+            return Refused("conflict", "No question is waiting for an answer.")
+        refused = await self.access.check(Action.ANSWER, actor, inv)
+        if refused:
+            return refused
+        if delivery and self.keys is not None and not await self.keys.first_delivery(delivery):
+            return Done(inv, fresh=False)  # a redelivery of a reply already taken in
+        try:
+            try:
+                inv.answer(text)
+            except InputError as exc:
+                return Refused("invalid", str(exc), "text")
+            except IllegalTransition as exc:
+                return Refused("conflict", str(exc))
+            await self.store.save(inv)
+            await self.jobs.enqueue(INVESTIGATE, inv.id)
+        except BaseException:
+            if delivery and self.keys is not None:  # not taken in: a redelivery may try again
+                await self.keys.forget_event(delivery)
+            raise
+        self._changed(inv, work=True)
+        return Done(inv)
+
+    async def continue_run(
+        self, actor: Actor, investigation_id: str, version: int, extra_calls: int
+    ) -> Done | Refused:
+        """A stopped run goes on with `extra_calls` more tool calls; `version` is the
+        investigation as the Continue button showed it."""
+        inv = await self._load(investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        refused = await self.access.check(Action.CONTINUE, actor, inv)
+        if refused:
+            return refused
+        if inv.version != version or inv.state is not State.STOPPED:
+            return Refused("conflict", "This run already moved on.")
+        inv.continue_with(extra_calls)
+        if raced := await self._save(inv):
+            return raced
+        await self.jobs.enqueue(INVESTIGATE, inv.id)
+        self._changed(inv, work=True)
+        return Done(inv)
+
+    # -- the draft ------------------------------------------------------------
+
+    async def may_edit(self, actor: Actor, ref: DraftRef) -> Done | Refused:
+        """Whether `actor` may edit that draft version now (before a form opens)."""
+        inv = await self._load(ref.investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        refused = await self.access.check(Action.EDIT, actor, inv)
+        if refused:
+            return refused
+        if inv.draft is None or inv.draft.version != ref.version:
+            return stale(inv)
+        return Done(inv, fresh=False)
+
+    async def edit_draft(
+        self, actor: Actor, ref: DraftRef, title: str, body: str
+    ) -> Done | Refused:
+        """Version + 1 of the draft, made from `ref.version`."""
+        inv = await self._load(ref.investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        refused = await self.access.check(Action.EDIT, actor, inv)
+        if refused:
+            return refused
+        try:
+            inv.edit_draft(version=ref.version, title=title, body=body)
+        except InputError as exc:
+            return Refused("invalid", str(exc), exc.field or "title")
+        except (StaleDraft, IllegalTransition):
+            return stale(inv)
+        if raced := await self._save(inv):
+            return raced
+        self._changed(inv)
+        return Done(inv)
+
+    async def discard(self, actor: Actor, ref: DraftRef) -> Done | Refused:
+        inv = await self._load(ref.investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        refused = await self.access.check(Action.DISCARD, actor, inv)
+        if refused:
+            return refused
+        try:
+            inv.discard_draft(ref.version)
+        except (StaleDraft, IllegalTransition):
+            return stale(inv)
+        if raced := await self._save(inv):
+            return raced
+        self._changed(inv)
+        return Done(inv)
+
+    # -- publishing -----------------------------------------------------------
+
+    async def approve(self, actor: Actor, ref: DraftRef, key: str | None = None) -> Done | Refused:
+        """Queue the exact draft shown for publishing, once per `key`. Without a key, one
+        per approval of this version: a repeated click is the same approval (its receipt,
+        or a retry while the outcome is unknown); after a rollback it is a new one."""
+        inv = await self._load(ref.investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        refused = await self.access.check(Action.APPROVE, actor, inv)
+        if refused:
+            return refused
+        key = key or (
+            f"{actor.surface}:{inv.id}:{ref.version}:{ref.hash}:{len(inv.past_approvals)}"
+        )
+        try:
+            receipt = inv.approve(
+                approver=actor.user, version=ref.version, hash=ref.hash, idempotency_key=key
+            )
+        except (StaleDraft, IllegalTransition):
+            return stale(inv)
+        except IdempotencyConflict as exc:
+            return Refused("conflict", str(exc))
+        if not receipt.fresh:
+            self._changed(inv)
+            published = receipt.publication
+            note = f"Already published: {published.url}" if published is not None else None
+            return Done(inv, fresh=False, note=note, receipt=receipt)
+        if raced := await self._save(inv):
+            return raced
+        await self.jobs.enqueue(PUBLISH, inv.id)
+        self._changed(inv, work=True)
+        return Done(inv, receipt=receipt)
+
+    async def create_anyway(self, actor: Actor, ref: DraftRef, creates: int) -> Done | Refused:
+        """The second explicit approval after a lost answer nobody could find: bound to the
+        draft's version and hash and to the create calls sent so far."""
+        inv = await self._load(ref.investigation_id)
+        if isinstance(inv, Refused):
+            return inv
+        refused = await self.access.check(Action.CREATE_ANYWAY, actor, inv)
+        if refused:
+            return refused
+        try:
+            inv.create_anyway(
+                approver=actor.user, version=ref.version, hash=ref.hash, creates=creates
+            )
+        except (StaleDraft, IllegalTransition):
+            return Refused("conflict", "That question was already answered.")
+        if raced := await self._save(inv):
+            return raced
+        await self.jobs.enqueue(PUBLISH, inv.id)
+        self._changed(inv, work=True)
+        return Done(inv)
+
+    # -- the steps every use case shares ---------------------------------------
+
+    async def _load(self, investigation_id: str) -> Investigation | Refused:
+        try:
+            return await self.store.load(investigation_id)
+        except NotFound:
+            return Refused("not_found", "There is no such investigation.")
+
+    async def _save(self, inv: Investigation) -> Refused | None:
+        try:
+            await self.store.save(inv)
+        except ConcurrencyError:
+            return Refused("conflict", RACED)
+        return None
+
+    def _changed(self, inv: Investigation, *, work: bool = False) -> None:
+        if work:
+            self.notify.wake_workers()
+        self.notify.changed(inv.id)
+
+
+def stale(inv: Investigation) -> Refused:
+    current = f"v{inv.draft.version}" if inv.draft else "none"
+    return Refused(
+        "conflict",
+        f"That draft is out of date (the current one is {current}, state {inv.state}). "
+        "Nothing was changed.",
+    )
+
+
+def scope_of(request: Request) -> Scope:
+    p = request.project
+    return Scope(
+        project_key=p.key,
+        repository=p.repository,
+        sentry_organization=p.sentry_organization,
+        sentry_project=p.sentry_project,
+        release_prefix=p.release_prefix,
+        language=p.language,
+        since=request.since,
+        until=request.until,
+        asked_at=request.asked_at,
+    )

@@ -1,0 +1,42 @@
+"""Who asks, and what they get: a `Done` or a typed `Refused`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from agent.domain import Investigation, Receipt
+
+RefusalKind = Literal["forbidden", "invalid", "conflict", "not_found"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The person behind a request and where it came from, as the surface vouches for it
+    (Slack: a signed payload's user, team and channel)."""
+
+    user: str
+    surface: str = "slack"
+    team: str | None = None
+    channel: str | None = None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Nothing changed, and why. `field` names the input the reason is about (a modal's
+    block, an API field) when there is one."""
+
+    kind: RefusalKind
+    reason: str
+    field: str | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    """The request was carried out, or had been already (`fresh` False: a repeat).
+    `note` is something to tell the person (e.g. where the issue was published)."""
+
+    investigation: Investigation
+    fresh: bool = True
+    note: str | None = None
+    receipt: Receipt | None = None

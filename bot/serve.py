@@ -20,10 +20,6 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncRateLimitErrorRetryHandler,
-    AsyncServerErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -40,6 +36,9 @@ from bot.mirror import sources_for
 from bot.runtime import Runtime
 from bot.slack.app import AfterAck, Deps, build_app
 from bot.slack.directory import SlackDirectory
+from bot.slack.http import web_app
+from bot.slack.identity import BotIdentity
+from bot.slack.retry import SlackRetry
 from bot.slack.sync import SlackSync
 from bot.sources import live_runtime
 from bot.usecases.access import Access
@@ -73,15 +72,13 @@ class Options:
 def slack_client(settings: Settings) -> AsyncWebClient:
     if settings.slack_bot_token is None:
         raise InputError("SLACK_BOT_TOKEN is not set")
-    # No retry on connection errors: a lost answer to chat.postMessage must be looked for
-    # in the thread, never posted blindly again (the sync does that).
+    # Rate limits are waited out for every call; an unknown outcome (5xx, a dropped
+    # connection) re-sends only reads and idempotent writes: a post whose answer was lost
+    # is looked for in the thread by the sync, never sent blindly again (bot/slack/retry.py).
     return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
-        retry_handlers=[
-            AsyncRateLimitErrorRetryHandler(max_retry_count=5),
-            AsyncServerErrorRetryHandler(max_retry_count=3),
-        ],
+        retry_handlers=[SlackRetry()],
     )
 
 
@@ -97,11 +94,18 @@ class Bot:
     workers: list[Worker]
     acks: AfterAck  # the work of requests already answered
     cases: Investigations  # the use cases the listeners call
+    identity: BotIdentity  # auth.test, resolved in the background from the start
+    signing_secret: str
 
     def run(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
-        tasks = [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
+        tasks = [asyncio.create_task(self.identity.run(stop))]
+        tasks += [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
         tasks.append(asyncio.create_task(self.sync.run(stop)))
         return tasks
+
+    def web_app(self, path: str = "/slack/events") -> web.Application:
+        """The HTTP front: signatures checked on the raw body before Bolt parses it."""
+        return web_app(self.app, self.signing_secret, path)
 
 
 def assemble(
@@ -117,7 +121,15 @@ def assemble(
     lease_seconds: float = 30.0,
 ) -> Bot:
     store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
-    sync = SlackSync(client, store, shown, leases=SqlLeases(engine), lease_seconds=lease_seconds)
+    identity = BotIdentity(client)
+    sync = SlackSync(
+        client,
+        store,
+        shown,
+        leases=SqlLeases(engine),
+        lease_seconds=lease_seconds,
+        identity=identity,
+    )
     if workers and runtime is None:
         raise ValueError("workers need a runtime")
     pool = [
@@ -146,8 +158,8 @@ def assemble(
         keys=SqlIdempotency(engine),
     )
     acks = AfterAck()
-    app = build_app(client, signing_secret, Deps(cases, store, shown), acks)
-    return Bot(app, store, jobs, shown, sync, pool, acks, cases)
+    app = build_app(client, signing_secret, Deps(cases, store, shown), acks, identity)
+    return Bot(app, store, jobs, shown, sync, pool, acks, cases, identity, signing_secret)
 
 
 async def wake_on_jobs(
@@ -305,7 +317,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             if not options.listen:
                 log.warning("%d worker(s) and the thread sync running", options.workers)
             elif options.http:
-                front = bot.app.web_app(path="/slack/events", port=options.port)
+                front = bot.web_app(path="/slack/events")
                 metrics.add_routes(front, engine, runtime.ready if runtime else dict)
                 runner = web.AppRunner(front)
                 await runner.setup()

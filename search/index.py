@@ -134,6 +134,15 @@ class Hit:
     score: float
 
 
+class _RamStorage(RamStorage):
+    """whoosh's writer keeps a RAM index's temporary files in gettempdir()/MAIN.tmp, one
+    path for every build on the machine: two builds at once (threads, worker processes)
+    delete each other's and fail with FileNotFoundError. Here they stay in memory too."""
+
+    def temp_storage(self, name: str | None = None) -> RamStorage:
+        return RamStorage()
+
+
 class DocsIndex:
     """Chunks indexed with whoosh, in RAM unless a directory is given.
 
@@ -157,7 +166,7 @@ class DocsIndex:
     ) -> DocsIndex:
         schema = make_schema(language)
         if directory is None:
-            ix = RamStorage().create_index(schema)
+            ix = _RamStorage().create_index(schema)
             # In RAM neither compressing posting blocks nor packing files into one pays off;
             # skipping both cuts build time by about a fifth.
             writer = ix.writer(codec=W3Codec(compression=0), compound=False)

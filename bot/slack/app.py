@@ -25,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.slack import actions, blocks, commands, events, views
+from bot.slack.identity import BotIdentity
 from bot.slack.reply import tell_failure
 from bot.usecases.investigations import Investigations
 from storage.store import SqlStore
@@ -135,11 +136,22 @@ class AfterAck:
 
 
 def build_app(
-    client: AsyncWebClient, signing_secret: str, deps: Deps, after_ack: AfterAck | None = None
+    client: AsyncWebClient,
+    signing_secret: str,
+    deps: Deps,
+    after_ack: AfterAck | None = None,
+    identity: BotIdentity | None = None,
 ) -> AsyncApp:
     # Listeners that need the response (a modal's errors) answer inline; the rest ack
-    # at once and work after it (after_ack).
-    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
+    # at once and work after it (after_ack). Requests are authorized from the identity
+    # resolved at start, never with an auth.test before the ack (bot.slack.identity).
+    identity = identity or BotIdentity(client)
+    app = AsyncApp(
+        client=identity.bolt_client(),
+        authorize=identity,
+        signing_secret=signing_secret,
+        process_before_response=True,
+    )
     after_ack = after_ack or AfterAck()
 
     async def failed(error: BaseException, body: dict[str, Any]) -> None:

@@ -29,6 +29,8 @@ from agent.domain import Investigation, State
 from agent.errors import PublishFailed, PublishUnknown
 from agent.publish.github import retry_after
 from bot.slack import blocks
+from bot.slack.identity import BotIdentity
+from bot.slack.retry import unknown_outcome
 from storage.leases import SqlLeases
 from storage.store import SqlStore
 from storage.surface import POSTED, Shown, SqlSurfaceMessages
@@ -60,8 +62,10 @@ class SlackSync:
         retry_seconds: float = 0.5,
         leases: SqlLeases | None = None,
         lease_seconds: float = 30.0,
+        identity: BotIdentity | None = None,
     ) -> None:
         self.client = client
+        self.identity = identity or BotIdentity(client)  # the workspace URL, for permalinks
         self.store = store
         self.shown = shown
         # With several processes on one database, one pass at a time per thread: the
@@ -272,36 +276,51 @@ class SlackSync:
                 await self.shown.posted(inv.id, key, record.channel, record.ts, digest)
                 shown[key] = record.model_copy(update={"payload_hash": digest})
             return record.ts
-        if record is None:
-            await self.shown.begin(inv.id, key, channel)
-        else:
-            # A post went out earlier without its answer being recorded: look first.
-            ts = await self._find(inv, key, channel, thread)
-            if ts is not None:
-                await self.shown.posted(inv.id, key, channel, ts, "")
-                shown[key] = Shown(
-                    investigation_id=inv.id,
-                    key=key,
-                    channel=channel,
-                    ts=ts,
-                    state=POSTED,
-                    payload_hash="",
-                )
-                return await self._show(inv, shown, key, payload, thread)
+        # A post that went out earlier without its answer being recorded (a crash, a lost
+        # answer, another process's record this pass did not see) is looked for first.
+        pending = record is not None or not await self.shown.begin(inv.id, key, channel)
+        if pending and (ts := await self._find(inv, key, channel, thread)) is not None:
+            await self._record(inv, shown, key, channel, ts, "")
+            return await self._show(inv, shown, key, payload, thread)
         metadata = {
             "event_type": EVENT_TYPE,
             "event_payload": {"investigation_id": inv.id, "key": key},
         }
-        response = await self.client.chat_postMessage(
-            channel=channel,
-            thread_ts=thread,
-            text=payload["text"],
-            blocks=payload.get("blocks"),
-            metadata=metadata,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel,
+                thread_ts=thread,
+                text=payload["text"],
+                blocks=payload.get("blocks"),
+                metadata=metadata,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except Exception as exc:
+            if not unknown_outcome(exc):
+                raise
+            # Slack may have kept it (a 5xx, a timeout, a dropped connection): look before
+            # anything is sent again. Not found, it stays pending and the next pass looks.
+            ts = await self._find(inv, key, channel, thread)
+            if ts is None:
+                raise
+            log.info("the post of %s/%s was kept by Slack despite %r", inv.id, key, exc)
+            await self._record(inv, shown, key, channel, ts, "")
+            return await self._show(inv, shown, key, payload, thread)
         ts = str(response["ts"])
+        await self._record(inv, shown, key, channel, ts, digest)
+        return ts
+
+    async def _record(
+        self,
+        inv: Investigation,
+        shown: dict[str, Shown],
+        key: str,
+        channel: str,
+        ts: str,
+        digest: str,
+    ) -> None:
+        """The post is in Slack at ts; an empty digest: its content is not known here."""
         await self.shown.posted(inv.id, key, channel, ts, digest)
         shown[key] = Shown(
             investigation_id=inv.id,
@@ -311,7 +330,6 @@ class SlackSync:
             state=POSTED,
             payload_hash=digest,
         )
-        return ts
 
     async def _find(
         self, inv: Investigation, key: str, channel: str, thread: str | None
@@ -349,12 +367,12 @@ class SlackSync:
                 return None
 
     async def _workspace(self) -> None:
-        """The workspace URL permalinks are built from (one auth.test)."""
+        """The workspace URL permalinks are built from (the identity's one auth.test)."""
         if self._workspace_url is None:
             try:
-                self._workspace_url = str((await self.client.auth_test())["url"])
-            except (SlackApiError, KeyError):
-                self._workspace_url = None
+                self._workspace_url = (await self.identity.resolve()).url
+            except (SlackApiError, aiohttp.ClientError, TimeoutError, OSError) as exc:
+                log.warning("no workspace URL for permalinks yet: %r", exc)
 
     async def _links(self, inv: Investigation, shown: dict[str, Shown]) -> dict[str, str]:
         """Permalinks of the evidence cards."""

@@ -52,7 +52,7 @@ async def test_a_refused_write_after_the_ack_is_told_to_the_user(tmp_path):
         bot = assemble(
             client, read_only, None, Projects(projects={"orders": project}), SECRET, workers=0
         )
-        runner = web.AppRunner(bot.app.web_app())
+        runner = web.AppRunner(bot.web_app())
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -87,7 +87,7 @@ async def test_a_redelivered_answer_is_taken_once(built_scenarios, tmp_path, db_
         await runtime.start()
         client = slack_client(Settings(slack_bot_token="xoxb-test", slack_api_url=slack.api_url))
         bot = assemble(client, engine, runtime, Projects(projects={project.key: project}), SECRET)
-        runner = web.AppRunner(bot.app.web_app())
+        runner = web.AppRunner(bot.web_app())
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -195,8 +195,8 @@ async def running_bot(
             SECRET,
             publisher=GitHubIssues(gh.api_url, "ghs-test"),
         )
-        store, shown, app = bot.store, bot.shown, bot.app
-        runner = web.AppRunner(app.web_app())
+        store, shown = bot.store, bot.shown
+        runner = web.AppRunner(bot.web_app())
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()

@@ -46,10 +46,13 @@ class Call(NamedTuple):
 
 @dataclass
 class _Fault:
-    kind: str  # "fail", "drop_response", "hold" or "pass" (answered normally)
+    # "fail" (not applied); applied, then: "fail_after_apply", "drop_response",
+    # "hang_then_drop", "slow", "hold"; or "pass" (answered normally)
+    kind: str
     status: int = 200
     retry_after: int | None = None
     error: str | None = None
+    delay: float = 0.0
 
 
 class SlackApiFault(Exception):
@@ -257,6 +260,36 @@ class FakeSlack:
         for _ in range(count):
             self._faults[method].append(_Fault("drop_response"))
 
+    def fail_after_apply_next(
+        self,
+        method: str,
+        status: int = 500,
+        error: str | None = None,
+        count: int = 1,
+        after: int = 0,
+    ) -> None:
+        """After ``after`` calls answered normally, the next ``count`` calls to ``method`` are
+        APPLIED (a post is stored, visible to conversations.history/replies with its
+        metadata), then answered with ``status`` and ``{"ok": false, "error": error or
+        "fatal_error"}``: Slack did the work, the caller cannot know it."""
+        self._faults[method].extend(_Fault("pass") for _ in range(after))
+        for _ in range(count):
+            self._faults[method].append(_Fault("fail_after_apply", status=status, error=error))
+
+    def hang_then_drop_next(
+        self, method: str, delay: float, count: int = 1, after: int = 0
+    ) -> None:
+        """After ``after`` calls answered normally, the next ``count`` calls are APPLIED, then
+        nothing comes back for ``delay`` seconds and the connection is closed."""
+        self._faults[method].extend(_Fault("pass") for _ in range(after))
+        for _ in range(count):
+            self._faults[method].append(_Fault("hang_then_drop", delay=delay))
+
+    def slow_next(self, method: str, delay: float, count: int = 1) -> None:
+        """The next ``count`` calls are answered normally, ``delay`` seconds late."""
+        for _ in range(count):
+            self._faults[method].append(_Fault("slow", delay=delay))
+
     def hold_next(self, method: str, after: int = 0) -> None:
         """After ``after`` more calls to ``method`` answered normally, the next one is APPLIED
         and its answer held back until ``release()`` (or the caller gives up): the moment
@@ -288,15 +321,20 @@ class FakeSlack:
             return self._fault_response(fault)
 
         body = self._dispatch(method, params, token)
-        if fault is not None and fault.kind == "hold":
+        kind = fault.kind if fault is not None else "pass"
+        if kind == "hold":
             self.held.append(self.calls[-1])
             await self._notify()
             assert self._release is not None
             await self._release.wait()
         await self._notify()
-        if fault is not None and fault.kind == "drop_response":
+        if fault is not None and kind in ("hang_then_drop", "slow"):
+            await asyncio.sleep(fault.delay)
+        if kind in ("drop_response", "hang_then_drop"):
             assert request.transport is not None
             request.transport.close()
+        if fault is not None and kind == "fail_after_apply":
+            return self._fault_response(fault)
         return web.json_response(body, headers={"X-OAuth-Scopes": ",".join(self.scopes)})
 
     async def _notify(self) -> None:

@@ -180,6 +180,48 @@ async def test_dropped_response_is_applied(slack: FakeSlack) -> None:
     assert [m["text"] for m in slack.thread("C1", root["ts"])] == ["root", "lost answer"]
 
 
+async def test_a_post_stored_then_failed_is_in_the_thread_with_its_metadata(
+    slack: FakeSlack,
+) -> None:
+    client = web_client(slack, handlers=[])
+    root = await client.chat_postMessage(channel="C1", text="root")
+    slack.fail_after_apply_next("chat.postMessage")
+    meta = {"event_type": "t", "event_payload": {"key": "k"}}
+
+    with pytest.raises(SlackApiError) as exc:
+        await client.chat_postMessage(
+            channel="C1", thread_ts=root["ts"], text="kept", metadata=meta
+        )
+
+    assert exc.value.response.status_code == 500
+    assert exc.value.response["error"] == "fatal_error"
+    replies = await client.conversations_replies(
+        channel="C1", ts=root["ts"], include_all_metadata=True
+    )
+    assert [m.get("metadata") for m in replies["messages"]] == [None, meta]
+
+
+async def test_a_post_can_hang_then_lose_its_answer(slack: FakeSlack) -> None:
+    client = web_client(slack, handlers=[])
+    slack.hang_then_drop_next("chat.postMessage", delay=0.2)
+    started = asyncio.get_running_loop().time()
+
+    with pytest.raises(aiohttp.ServerDisconnectedError):
+        await client.chat_postMessage(channel="C1", text="kept")
+
+    assert asyncio.get_running_loop().time() - started >= 0.2
+    assert [m["text"] for m in slack.messages("C1")] == ["kept"]
+
+
+async def test_a_slow_answer_comes_late_and_whole(slack: FakeSlack) -> None:
+    client = web_client(slack, handlers=[])
+    slack.slow_next("auth.test", delay=0.2)
+    started = asyncio.get_running_loop().time()
+
+    assert (await client.auth_test())["user_id"] == slack.bot_user_id
+    assert asyncio.get_running_loop().time() - started >= 0.2
+
+
 async def test_connection_retry_handler_duplicates_a_post_whose_answer_was_lost(
     slack: FakeSlack,
 ) -> None:

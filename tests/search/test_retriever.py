@@ -330,3 +330,14 @@ def test_retriever_implements_the_port() -> None:
     assert asyncio.iscoroutinefunction(retriever.search)
     assert Passage.model_fields.keys() >= {"path", "heading", "line_start", "line_end"}
     assert isinstance(split_markdown("docs/a.md", "# A\nx\n", REV)[0], Chunk)
+
+
+async def test_indexes_built_at_once_in_ram_leave_each_other_alone() -> None:
+    """whoosh's writer put every RAM build's temporary files in one shared folder
+    (gettempdir()/MAIN.tmp): two builds at once deleted each other's."""
+    chunks = chunk_docs([("docs/a.md", "# A\n## Cache\nThe cache expires.\n" * 20)], REV)
+
+    def builds() -> int:
+        return sum(DocsIndex.build(chunks).doc_count > 0 for _ in range(40))
+
+    assert await asyncio.gather(*(asyncio.to_thread(builds) for _ in range(3))) == [40] * 3

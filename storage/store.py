@@ -50,6 +50,8 @@ def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
                 "publication",
                 "discarded",
                 "duplicate_of",
+                "rerun_of",
+                "superseded_by",
             },
         ),
         "subject": inv.subject,

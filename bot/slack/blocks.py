@@ -55,6 +55,7 @@ ACTION_DRAFT_EDIT = "draft_edit"
 ACTION_DRAFT_APPROVE = "draft_approve"
 ACTION_DRAFT_DISCARD = "draft_discard"
 ACTION_CREATE_ANYWAY = "publish_create_anyway"
+ACTION_RERUN = "rerun"
 CALLBACK_DRAFT_EDIT = "draft_edit_submit"
 CALLBACK_INVESTIGATE = "investigate_submit"
 SHORTCUT_INVESTIGATE = "investigate_this"  # the message shortcut (manifest.yml)
@@ -99,7 +100,10 @@ STATE_LABELS: dict[State, tuple[str, str]] = {
     State.PUBLISH_QUEUED: (":outbox_tray:", "Publishing issue"),
     State.PUBLISHED: (":memo:", "Issue published"),
     State.PUBLISH_UNKNOWN: (":grey_question:", "Publish outcome unknown"),
+    State.SKIPPED: (":no_entry_sign:", "Skipped"),
 }
+# A finished, stopped or skipped investigation can be run again from its root message.
+RERUNNABLE = frozenset({State.COMPLETED, State.STOPPED, State.PUBLISHED, State.SKIPPED})
 
 SOURCE_LABELS: dict[str, tuple[str, str]] = {
     "sentry": (":rotating_light:", "Sentry"),
@@ -501,7 +505,17 @@ def root_message(inv: Investigation, thread_link: str | None = None) -> dict[str
         _fields(fields),
     ]
     d = inv.diagnosis
-    if inv.state is State.STOPPED:
+    if inv.superseded_by is not None:
+        blocks.append(
+            _section(
+                f":repeat: *Superseded* by a re-run ({code(inv.superseded_by[:8])}) "
+                "further down this thread; this report is kept for the record."
+            )
+        )
+    if inv.state is State.SKIPPED:
+        reason = escape(inv.stop_reason or "no reason recorded")
+        blocks.append(_section(f"*Skipped, not investigated:* {reason}"))
+    elif inv.state is State.STOPPED:
         reason = escape(inv.stop_reason or "no reason recorded")
         blocks.append(_section(f"*Stopped:* {reason}"))
     elif inv.state is State.WAITING_FOR_OPERATOR:
@@ -521,8 +535,12 @@ def root_message(inv: Investigation, thread_link: str | None = None) -> dict[str
             f"Budget used: {_budget(inv)}",
             _plural(len(inv.evidence), "evidence item"),
             link(thread_link, "Open thread") if _safe_url(thread_link) else None,
+            f"Re-run of {code(inv.rerun_of[:8])}" if inv.rerun_of else None,
         )
     )
+    if inv.state in RERUNNABLE and inv.superseded_by is None:
+        value = {"investigation_id": inv.id}
+        blocks.append(ActionsBlock(elements=[_button("Re-run", ACTION_RERUN, value)]))
     text = f"{emoji} {label}: {escape(clip(inv.question, 200))}"
     return _message(
         text,
@@ -732,7 +750,9 @@ def diagnosis_message(
         if d.recommended_check:
             blocks.append(_section(f"*Recommended check*\n{escape(d.recommended_check)}"))
     blocks.append(_context(f"Budget used: {_budget(inv)}", f"Investigation {code(inv.id[:8])}"))
-    if stopped:
+    if inv.superseded_by is not None:
+        blocks.append(_section(":repeat: _Superseded by a re-run further down this thread._"))
+    elif stopped:
         value = {"investigation_id": inv.id, "version": inv.version}
         blocks.append(
             ActionsBlock(
@@ -809,6 +829,15 @@ def draft_message(inv: Investigation) -> dict[str, Any]:
     """
     dr = _require_draft(inv)
     ref = draft_ref(inv)
+    if inv.superseded_by is not None and inv.approval is None:
+        return _message(
+            f"GitHub issue draft v{dr.version} superseded: {escape(clip(dr.title, 200))}",
+            [
+                *_draft_blocks(inv, dr),
+                _section(":repeat: Superseded by a re-run: this draft can no longer be published."),
+            ],
+            _metadata(EVENT_DRAFT, **ref, status="superseded"),
+        )
     if inv.discarded:
         return _message(
             f"GitHub issue draft v{dr.version} discarded: {escape(clip(dr.title, 200))}",

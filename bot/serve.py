@@ -35,6 +35,7 @@ from agent.publish.sentry import SentryNote
 from bot import llm
 from bot.cli import groq_from_env
 from bot.config import Project, Projects, Settings
+from bot.http import mount as http_api
 from bot.mcp_servers import load_servers, sentry_server
 from bot.mirror import sources_for
 from bot.recorded import clone, load_scenario
@@ -259,7 +260,11 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             if not options.listen:
                 log.warning("%d worker(s) and the thread sync running", options.workers)
             elif options.http:
-                runner = web.AppRunner(bot.app.web_app(path="/slack/events", port=options.port))
+                web_app = bot.app.web_app(path="/slack/events", port=options.port)
+                http_api.attach(
+                    web_app, bot.cases, bot.store, os.environ, settings.incident_bot_config
+                )
+                runner = web.AppRunner(web_app)
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)
                 await site.start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from agent import locale
@@ -79,6 +79,32 @@ class Investigations:
         }
         return await self.open(actor, request, key, fingerprint)
 
+    async def start_in(
+        self,
+        actor: Actor,
+        project_key: str,
+        question: str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        key: str | None = None,
+        fingerprint: dict[str, Any] | None = None,
+    ) -> Done | Refused:
+        """A request that names its project and window itself (the HTTP API, an alert):
+        the window defaults to the project's, ending now."""
+        project = self.access.projects.projects.get(project_key)
+        if project is None:
+            return Refused("invalid", f"unknown project `{project_key}`", "project")
+        for name, moment in (("since", since), ("until", until)):
+            if moment is not None and moment.utcoffset() is None:
+                return Refused("invalid", f"{name} has no time zone (add Z or +00:00)", name)
+        now = self.clock()
+        until = until or now
+        since = since or until - timedelta(hours=project.window_hours)
+        request = command.Request(
+            project=project, question=question, since=since, until=until, asked_at=now
+        )
+        return await self.open(actor, request, key, fingerprint)
+
     async def open(
         self,
         actor: Actor,
@@ -86,8 +112,12 @@ class Investigations:
         key: str | None = None,
         fingerprint: dict[str, Any] | None = None,
     ) -> Done | Refused:
+        scope = scope_of(request)
+        language = locale.normalize(actor.language)
+        if language in locale.NAMES:  # the caller's language (Accept-Language) first
+            scope.language = language
         try:
-            inv = Investigation.open(request.question, scope_of(request), requester=actor.user)
+            inv = Investigation.open(request.question, scope, requester=actor.user)
         except InputError as exc:
             return Refused("invalid", str(exc), "question")
         inv.origin = Origin(

@@ -7,17 +7,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
+from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
 from aiohttp import web
+from sqlalchemy.exc import OperationalError
 
-from agent.domain import utcnow
+from agent.domain import State, utcnow
 from bot.config import Project, Projects, Settings
 from bot.serve import assemble, slack_client
+from bot.slack import blocks
 from storage.db import create_engine, create_schema
 from storage.store import SqlStore
+from tests.bot.test_authorization import TEAM, click, snapshot, submit_edit
+from tests.bot.test_slack import APPROVER, REQUESTER, running_bot
 from tests.fakes.slack import FakeSlack, signed_headers
 
 SECRET = "test-signing-secret"
@@ -84,3 +90,27 @@ async def test_a_refused_write_after_the_ack_is_told_to_the_user(tmp_path):
         assert await SqlStore(check).recent(None, 10) == []
     finally:
         await check.dispose()
+
+
+async def test_a_refused_save_of_a_click_or_an_edit_is_told(built_scenarios, tmp_path):
+    """The same for a button (after its ack: an ephemeral) and for the Edit modal (answered
+    inline: the modal stays open with the error, so nothing typed is lost)."""
+    async with running_bot(built_scenarios["orders"], tmp_path, [APPROVER]) as bot:
+        await bot.command("errores al guardar pedidos")
+        inv = await bot.settled(State.COMPLETED)
+        before = snapshot(await bot.store.load(inv.id))
+
+        async def refuse(_inv: Any) -> None:
+            cause = sqlite3.OperationalError("attempt to write a readonly database")
+            raise OperationalError("UPDATE investigations …", {}, cause)
+
+        bot.store.save = refuse  # type: ignore[method-assign]
+        ref = blocks.draft_ref(inv)
+        await click(bot, blocks.ACTION_DRAFT_DISCARD, ref, APPROVER, TEAM, CHANNEL)
+        await bot.slack.wait_for(lambda s: s.ephemerals, timeout=5)
+        assert "could not be stored" in json.dumps(bot.slack.ephemerals[-1])
+        modal = blocks.edit_modal(inv, channel=CHANNEL)
+        answer = await submit_edit(bot, modal, "A new title", "A new body.", REQUESTER, TEAM)
+        assert answer["response_action"] == "errors"
+        assert "Not saved" in answer["errors"]["title"]
+        assert snapshot(await bot.store.load(inv.id)) == before

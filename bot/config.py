@@ -16,13 +16,17 @@ A projects file (INCIDENT_BOT_CONFIG) looks like:
     code_url = "https://github.com/acme/orders.git"   # cloned from here when it is missing
     fetch_interval_seconds = 60     # at most one on-demand fetch per interval
     docs_corpus = "/var/lib/incident-bot/orders-docs" # `incident-bot export-corpus --out`
+    alert_channel = "C0ALERTS"      # where investigations started by alerts open their thread
+    sentry_project_id = "4644290483746556"  # matches event alerts, which name the id only
+    min_level = "error"             # alerts below this Sentry level are ignored (nothing stored)
+    max_concurrent = 3              # runs at work at once; over it, a SKIPPED record
 """
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -47,10 +51,17 @@ class Settings(BaseSettings):
     # token writes, and is not the read token of the Sentry MCP server.
     sentry_api_url: str = "https://sentry.io"
     sentry_write_token: SecretStr | None = None
+    # Sentry's integration webhooks (POST /hooks/sentry) are signed with its client secret.
+    sentry_client_secret: SecretStr | None = None
     database_url: str | None = None
     incident_bot_config: Path | None = None
     # How long a job or a thread stays with a process that stopped answering.
     incident_bot_lease_seconds: float = Field(default=30.0, gt=0)
+    # Runs at work at once across all projects (None: no cap); over it, a SKIPPED record.
+    incident_bot_max_concurrent: int | None = Field(default=None, ge=1)
+    # At start, Sentry issues first seen this long ago or less with no investigation are
+    # queued (0: no backfill).
+    incident_bot_backfill_hours: float = Field(default=24.0, ge=0)
 
 
 class Project(BaseModel):
@@ -71,6 +82,12 @@ class Project(BaseModel):
     fetch_interval_seconds: float = Field(default=60.0, ge=0)
     # The docs: a folder written by `incident-bot export-corpus` (docs + manifest + index).
     docs_corpus: Path | None = None
+    # Alerts (bot/usecases/alerts.py): the channel their threads open in, the Sentry project
+    # id event alerts name, the lowest Sentry level investigated, and a concurrency cap.
+    alert_channel: str | None = None
+    sentry_project_id: str | None = None
+    min_level: Literal["debug", "info", "warning", "error", "fatal"] = "error"
+    max_concurrent: int | None = Field(default=None, ge=1)
 
     @classmethod
     def for_scope(cls, scope: Scope, **settings: Any) -> Project:

@@ -44,6 +44,7 @@ from bot.slack.app import AfterAck, Deps, build_app
 from bot.slack.directory import SlackDirectory
 from bot.slack.sync import SlackSync
 from bot.usecases.access import Access
+from bot.usecases.gates import Gates
 from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
@@ -114,6 +115,8 @@ def assemble(
     links: Sequence[Backlink] = (),
     workers: int = 1,
     lease_seconds: float = 30.0,
+    max_concurrent: int | None = None,
+    tokens_per_day: int | None = None,
 ) -> Bot:
     store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
     sync = SlackSync(client, store, shown, leases=SqlLeases(engine), lease_seconds=lease_seconds)
@@ -143,6 +146,7 @@ def assemble(
         Access(projects, SlackDirectory(client)),
         Callbacks(wake, sync.kick),
         keys=SqlIdempotency(engine),
+        gates=Gates(store, projects, max_concurrent, tokens_per_day),
     )
     acks = AfterAck()
     app = build_app(client, signing_secret, Deps(cases, store, shown), acks)
@@ -247,6 +251,8 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             links=backlinks(settings),
             workers=options.workers,
             lease_seconds=lease,
+            max_concurrent=settings.incident_bot_max_concurrent,
+            tokens_per_day=limits.tokens_per_day,
         )
         if runtime is not None:
             runtime.ledger = bot.store  # the daily token budget counts what is stored

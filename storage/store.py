@@ -320,6 +320,21 @@ class SqlStore:
         async with self._engine.connect() as conn:
             return int((await conn.execute(query)).scalar_one())
 
+    async def skipped_on(self, inv: Investigation) -> str | None:
+        """The newest SKIPPED investigation of the same project on the same subject."""
+        query = (
+            select(investigations.c.id)
+            .where(
+                investigations.c.subject == inv.subject,
+                investigations.c.state == State.SKIPPED.value,
+                investigations.c.scope["project_key"].as_string() == inv.scope.project_key,
+            )
+            .order_by(investigations.c.created_at.desc(), investigations.c.id.desc())
+            .limit(1)
+        )
+        async with self._engine.connect() as conn:
+            return (await conn.execute(query)).scalar_one_or_none()
+
     async def running_on(self, inv: Investigation) -> str | None:
         """An earlier investigation of the same project still at work on the same subject."""
         active = ("QUEUED", "RUNNING", "WAITING_FOR_OPERATOR")

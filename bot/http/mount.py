@@ -30,6 +30,8 @@ from starlette.requests import ClientDisconnect
 from bot.http.api import build_api
 from bot.http.auth import ENV, Tokens
 from bot.http.models import error
+from bot.http.sentry import sentry_router
+from bot.usecases.alerts import Alerts
 from bot.usecases.investigations import Investigations
 from storage.store import SqlStore
 
@@ -109,4 +111,6 @@ def attach(
     tokens = Tokens.from_env(environ, config)
     if not tokens:
         log.warning("no %s: every API route answers 401", ENV)
-    mount(web_app, build_api(cases, store, tokens))
+    secret = environ.get("SENTRY_CLIENT_SECRET") or None
+    hooks = sentry_router(Alerts(cases), secret, cases.keys)
+    mount(web_app, build_api(cases, store, tokens, routers=(hooks,)))

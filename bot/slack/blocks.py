@@ -1138,8 +1138,15 @@ def investigate_modal(
 # -- App Home -----------------------------------------------------------------------------
 
 
-def home_view(items: list[tuple[str, str, State, str | None]]) -> dict[str, Any]:
-    """The user's recent investigations: (investigation_id, question, state, thread permalink)."""
+SKIPPED_ITEMS = 10
+
+
+def home_view(
+    items: list[tuple[str, str, State, str | None]],
+    skipped: Sequence[tuple[str, str, str]] = (),
+) -> dict[str, Any]:
+    """The user's recent investigations: (investigation_id, question, state, thread permalink);
+    then the runs a gate skipped (investigation_id, question, reason), for everyone to see."""
     blocks: list[Block] = [_header("Your investigations")]
     how_to = f"Start one in a channel with {code(USAGE)}, or use *Investigate this* on a message."
     if not items:
@@ -1153,6 +1160,13 @@ def home_view(items: list[tuple[str, str, State, str | None]]) -> dict[str, Any]
             blocks.append(_section(f"{title}\n{emoji} {label} · {code(inv_id[:8])}"))
         if len(items) > HOME_ITEMS:
             blocks.append(_context(f"Showing the {HOME_ITEMS} most recent of {len(items)}."))
+    if skipped:
+        emoji, label = STATE_LABELS[State.SKIPPED]
+        blocks += [DividerBlock(), _header("Skipped, not investigated")]
+        for inv_id, question, reason in skipped[:SKIPPED_ITEMS]:
+            q = escape(clip(" ".join(question.split()), 200))
+            why = escape(clip(reason, 300))
+            blocks.append(_section(f"*{q}*\n{emoji} {label}: {why} · {code(inv_id[:8])}"))
     return View(type="home", blocks=blocks).to_dict()
 
 

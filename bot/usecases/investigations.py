@@ -22,6 +22,7 @@ from agent.ports import InvestigationStore, JobQueue
 from bot.intake import open_once
 from bot.slack import command
 from bot.usecases.access import Access, Action
+from bot.usecases.gates import Gates
 from bot.usecases.ports import Keys, Notify
 from bot.usecases.results import Actor, Done, Refused
 from bot.worker import INVESTIGATE, PUBLISH
@@ -56,9 +57,10 @@ class Investigations:
         notify: Notify,
         keys: Keys | None = None,
         clock: Callable[[], datetime] = utcnow,
+        gates: Gates | None = None,
     ) -> None:
         self.store, self.jobs, self.access, self.notify = store, jobs, access, notify
-        self.keys, self.clock = keys, clock
+        self.keys, self.clock, self.gates = keys, clock, gates
 
     # -- start ----------------------------------------------------------------
 
@@ -123,13 +125,37 @@ class Investigations:
         inv.origin = Origin(
             surface=actor.surface, channel=actor.channel, team=actor.team, user=actor.user
         )
+        return await self.admit(inv, key, fingerprint)
+
+    async def admit(
+        self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
+    ) -> Done | Refused:
+        """Store and queue a new investigation through the gates: it joins a run on the
+        same Sentry issue, or is stored SKIPPED with the reason, or is queued."""
+        if self.gates is None:
+            return await self._create(inv, key, fingerprint)
+        async with self.gates.lock:
+            verdict = await self.gates.check(inv)
+            if verdict.join is not None:
+                joined = await self.store.load(verdict.join)
+                return Done(
+                    joined, fresh=False, note=f"Joined the run already on it ({joined.id})."
+                )
+            if verdict.skip is not None:
+                inv.skip(verdict.skip)
+            return await self._create(inv, key, fingerprint)
+
+    async def _create(
+        self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
+    ) -> Done | Refused:
         try:
             inv, fresh = await open_once(self.store, self.jobs, self.keys, inv, key, fingerprint)
         except KeyReused as exc:
             return Refused("conflict", str(exc))
         self.notify.wake_workers()
         self.notify.changed(inv.id)
-        return Done(inv, fresh=fresh)
+        note = f"Skipped: {inv.stop_reason}" if inv.state is State.SKIPPED else None
+        return Done(inv, fresh=fresh, note=note)
 
     # -- the run --------------------------------------------------------------
 
@@ -322,11 +348,9 @@ class Investigations:
                 await self.store.save(old)  # a worker still on it loses its next save
             except ConcurrencyError:
                 continue  # its worker saved meanwhile: read it again
-            await self.store.create(fresh)
-            await self.jobs.enqueue(INVESTIGATE, fresh.id)
             self.notify.changed(old.id)
-            self._changed(fresh, work=True)
-            return Done(fresh)
+            # Through the same gates as any new run: over a cap it is stored SKIPPED.
+            return await self.admit(fresh, None, None)
         return Refused("conflict", RACED)
 
     async def cancel(self, actor: Actor, investigation_id: str) -> Done | Refused:
@@ -411,7 +435,6 @@ def rerun_of(old: Investigation, actor: Actor, now: datetime) -> Investigation:
         update={"user": actor.user, "thread_of": old.origin.thread_of or old.id}
     )
     inv.rerun_of = old.id
-    inv.subject = old.subject
     return inv
 
 

@@ -52,6 +52,7 @@ class Api:
     github: FakeGitHub
     runtime: ScenarioRuntime
     project: str
+    slack: FakeSlack
 
     async def call(
         self,
@@ -96,16 +97,25 @@ class Api:
 
 
 @contextlib.asynccontextmanager
-async def running_api(folder: Path, tmp: Path) -> AsyncIterator[Api]:
+async def running_api(
+    folder: Path,
+    tmp: Path,
+    environ: dict[str, str] | None = None,
+    max_concurrent: int | None = None,
+    **project_settings: Any,
+) -> AsyncIterator[Api]:
     scenario = load_scenario(folder)
     s = scenario.scope
-    project = Project.for_scope(s, channels=["C0ORDERS"], require_other_approver=True)
+    project = Project.for_scope(
+        s, **({"channels": ["C0ORDERS"], "require_other_approver": True} | project_settings)
+    )
     projects = Projects(projects={project.key: project})
     engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'api.db'}")
     await create_schema(engine)
     config = tmp / "projects.toml"
     config.write_text(OPERATORS.replace('"orders"', f'"{project.key}"'))
     env = {"INCIDENT_BOT_API_TOKENS": ",".join(f"{k}={v}" for k, v in TOKENS.items())}
+    env |= environ or {}
     repo = await clone(scenario, tmp)
     runtime = ScenarioRuntime(scenario, repo)
     stop = asyncio.Event()
@@ -123,6 +133,7 @@ async def running_api(folder: Path, tmp: Path) -> AsyncIterator[Api]:
             projects,
             "secret",
             publisher=GitHubIssues(gh.api_url, "ghs-test"),
+            max_concurrent=max_concurrent,
         )
         web_app = bot.app.web_app(path="/slack/events")
         attach(web_app, bot.cases, bot.store, env, config)
@@ -133,7 +144,7 @@ async def running_api(folder: Path, tmp: Path) -> AsyncIterator[Api]:
         port = runner.addresses[0][1]
         tasks = bot.run(stop)
         try:
-            yield Api(f"http://127.0.0.1:{port}", http, bot.store, gh, runtime, project.key)
+            yield Api(f"http://127.0.0.1:{port}", http, bot.store, gh, runtime, project.key, slack)
         finally:
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -32,7 +32,7 @@ from agent.errors import InputError
 from agent.publish.github import GitHubIssues
 from agent.publish.publisher import Backlink
 from agent.publish.sentry import SentryNote
-from bot import llm
+from bot import backfill, llm
 from bot.cli import groq_from_env
 from bot.config import Project, Projects, Settings
 from bot.http import mount as http_api
@@ -260,6 +260,14 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)
         tasks = bot.run(stop)
+        if options.listen and settings.incident_bot_backfill_hours:  # what came in while down
+            lister = backfill.lister_for(
+                os.environ, settings.sentry_api_url, scenario.sentry, scenario.scope.sentry_project
+            )
+            hours = settings.incident_bot_backfill_hours
+            tasks.append(
+                asyncio.create_task(backfill.at_start(bot.cases, bot.store, lister, hours))
+            )
         runner = None
         socket_handler = None
         try:

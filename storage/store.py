@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from datetime import time as dt_time
 from typing import Any
@@ -319,6 +319,17 @@ class SqlStore:
             query = query.where(investigations.c.scope["project_key"].as_string() == project)
         async with self._engine.connect() as conn:
             return int((await conn.execute(query)).scalar_one())
+
+    async def investigated(self, subjects: Sequence[str], project: str) -> set[str]:
+        """Those of `subjects` some investigation of `project` is (or was) about."""
+        if not subjects:
+            return set()
+        query = select(investigations.c.subject).where(
+            investigations.c.subject.in_(list(subjects)),
+            investigations.c.scope["project_key"].as_string() == project,
+        )
+        async with self._engine.connect() as conn:
+            return {str(r.subject) for r in await conn.execute(query)}
 
     async def skipped_on(self, inv: Investigation) -> str | None:
         """The newest SKIPPED investigation of the same project on the same subject."""

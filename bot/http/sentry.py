@@ -19,7 +19,6 @@ import hmac
 import json
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -27,7 +26,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from bot.http.models import error
-from bot.usecases.alerts import Alert, Alerts, Ignored
+from bot.usecases.alerts import Alert, Alerts, Ignored, parse_time
 from bot.usecases.ports import Keys
 from bot.usecases.results import Refused
 
@@ -47,15 +46,6 @@ def refuse(status: int, code: str, message: str) -> JSONResponse:
 def signed(secret: str, body: bytes, signature: str | None) -> bool:
     expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
     return signature is not None and hmac.compare_digest(signature.strip().lower(), expected)
-
-
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def alert_of(resource: str, payload: dict[str, Any]) -> Alert | None:
@@ -78,7 +68,7 @@ def alert_of(resource: str, payload: dict[str, Any]) -> Alert | None:
             link=str(issue.get("web_url") or issue.get("permalink") or "") or None,
             sentry_project=str(project["slug"]) if project.get("slug") else None,
             sentry_project_id=str(project["id"]) if project.get("id") else None,
-            first_seen=_when(issue.get("firstSeen")),
+            first_seen=parse_time(issue.get("firstSeen")),
         )
     if resource == "event_alert" and action == "triggered" and isinstance(data.get("event"), dict):
         event = data["event"]

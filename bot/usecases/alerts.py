@@ -50,6 +50,17 @@ class Alert:
         return f"Why does Sentry issue {name} happen: {title}{where}?"
 
 
+def parse_time(value: object) -> datetime | None:
+    """Sentry's ISO times ("2026-11-28T09:14:03.218000Z"), None when absent or not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.utcoffset() is not None else None
+
+
 def project_for(alert: Alert, projects: Projects) -> Project | None:
     for p in projects.projects.values():
         if alert.sentry_project and p.sentry_project == alert.sentry_project:

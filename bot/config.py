@@ -59,6 +59,8 @@ class Settings(BaseSettings):
     incident_bot_lease_seconds: float = Field(default=30.0, gt=0)
     # Runs at work at once across all projects (None: no cap); over it, a SKIPPED record.
     incident_bot_max_concurrent: int | None = Field(default=None, ge=1)
+    # An alert for a Sentry issue investigated (or skipped) this recently joins that record.
+    incident_bot_coalesce_minutes: float = Field(default=60.0, ge=0)
     # At start, Sentry issues first seen this long ago or less with no investigation are
     # queued (0: no backfill).
     incident_bot_backfill_hours: float = Field(default=24.0, ge=0)

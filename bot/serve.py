@@ -14,6 +14,7 @@ import signal
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from aiohttp import web
@@ -117,6 +118,7 @@ def assemble(
     lease_seconds: float = 30.0,
     max_concurrent: int | None = None,
     tokens_per_day: int | None = None,
+    coalesce_minutes: float = 60.0,
 ) -> Bot:
     store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
     sync = SlackSync(client, store, shown, leases=SqlLeases(engine), lease_seconds=lease_seconds)
@@ -146,7 +148,9 @@ def assemble(
         Access(projects, SlackDirectory(client)),
         Callbacks(wake, sync.kick),
         keys=SqlIdempotency(engine),
-        gates=Gates(store, projects, max_concurrent, tokens_per_day),
+        gates=Gates(
+            store, projects, max_concurrent, tokens_per_day, timedelta(minutes=coalesce_minutes)
+        ),
     )
     acks = AfterAck()
     app = build_app(client, signing_secret, Deps(cases, store, shown), acks)
@@ -253,6 +257,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             lease_seconds=lease,
             max_concurrent=settings.incident_bot_max_concurrent,
             tokens_per_day=limits.tokens_per_day,
+            coalesce_minutes=settings.incident_bot_coalesce_minutes,
         )
         if runtime is not None:
             runtime.ledger = bot.store  # the daily token budget counts what is stored

@@ -331,13 +331,15 @@ class SqlStore:
         async with self._engine.connect() as conn:
             return {str(r.subject) for r in await conn.execute(query)}
 
-    async def skipped_on(self, inv: Investigation) -> str | None:
-        """The newest SKIPPED investigation of the same project on the same subject."""
+    async def latest_on(self, inv: Investigation, since: datetime) -> str | None:
+        """The newest other investigation of the same project on the same subject created
+        at or after `since`, whatever its state."""
         query = (
             select(investigations.c.id)
             .where(
                 investigations.c.subject == inv.subject,
-                investigations.c.state == State.SKIPPED.value,
+                investigations.c.id != inv.id,
+                investigations.c.created_at >= since,
                 investigations.c.scope["project_key"].as_string() == inv.scope.project_key,
             )
             .order_by(investigations.c.created_at.desc(), investigations.c.id.desc())

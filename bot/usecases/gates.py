@@ -1,7 +1,9 @@
 """Gates a new investigation passes before any worker may take it (seed 002).
 
-- In-flight coalescing: a request about a Sentry issue already under investigation in the
-  same project joins that run (nothing new is stored).
+- Coalescing: a request about a Sentry issue already under investigation in the same
+  project joins that run (nothing new is stored); so does one about an issue investigated,
+  or skipped, within the coalescing window (`coalesce`, default an hour): a burst of
+  alerts makes one record per issue, and a skipped issue is run again with Re-run.
 - Concurrency caps, per project (`max_concurrent` in the projects file) and in all
   (INCIDENT_BOT_MAX_CONCURRENT), and the daily token budget (INCIDENT_BOT_TOKENS_PER_DAY):
   over one, the investigation is stored as SKIPPED with the reason, shown in its channel
@@ -18,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from agent.domain import Investigation, utcnow
@@ -30,7 +32,7 @@ class Counts(Protocol):
 
     async def running_on(self, inv: Investigation) -> str | None: ...
 
-    async def skipped_on(self, inv: Investigation) -> str | None: ...
+    async def latest_on(self, inv: Investigation, since: datetime) -> str | None: ...
 
     async def active_count(self, project: str | None = None) -> int: ...
 
@@ -49,6 +51,7 @@ class Gates:
     projects: Projects
     max_concurrent: int | None = None
     tokens_per_day: int | None = None
+    coalesce: timedelta = timedelta(hours=1)
     clock: Callable[[], datetime] = utcnow
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -57,14 +60,10 @@ class Gates:
             running = await self.store.running_on(inv)
             if running is not None:
                 return Verdict(join=running)
-        skip = await self.over(inv)
-        if skip is not None and inv.subject is not None:
-            # Still over: a later alert for an issue already skipped joins that record
-            # rather than adding one per alert.
-            skipped = await self.store.skipped_on(inv)
-            if skipped is not None:
-                return Verdict(join=skipped)
-        return Verdict(skip=skip)
+            recent = await self.store.latest_on(inv, self.clock() - self.coalesce)
+            if recent is not None:
+                return Verdict(join=recent)
+        return Verdict(skip=await self.over(inv))
 
     async def over(self, inv: Investigation) -> str | None:
         """Why a cap or the budget stops `inv` now, or None."""

@@ -98,7 +98,8 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.STOPPED: frozenset({State.RUNNING}),
     State.COMPLETED: frozenset({State.PUBLISH_QUEUED}),
     # Back to COMPLETED when the tracker refused the issue outright (nothing was created)
-    # or when the publication was rolled back (the issue closed as not planned).
+    # or when a step before the issue was created failed and was rolled back. Once the
+    # issue exists it stays published, whatever the side steps after it do.
     State.PUBLISH_QUEUED: frozenset({State.PUBLISHED, State.PUBLISH_UNKNOWN, State.COMPLETED}),
     State.PUBLISH_UNKNOWN: frozenset({State.PUBLISHED, State.PUBLISH_QUEUED}),
     State.PUBLISHED: frozenset(),
@@ -258,7 +259,10 @@ class Origin(BaseModel):
     thread_of: str | None = None
 
 
-StepStatus = Literal["started", "done", "failed", "unknown", "compensated", "compensation_failed"]
+StepStatus = Literal[
+    # not_done: a side step after the pivot that failed; the issue stands, a re-run retries it.
+    "started", "done", "failed", "unknown", "compensated", "compensation_failed", "not_done"
+]
 ApprovalOutcome = Literal[
     "queued", "published", "unknown", "refused", "rolled back", "rollback incomplete"
 ]
@@ -278,7 +282,7 @@ class LogEntry(BaseModel):
 
     step: str
     action: Literal["run", "compensate"]
-    outcome: Literal["done", "already done", "failed", "unknown"]
+    outcome: Literal["done", "already done", "failed", "unknown", "not done"]
     detail: str = ""
     at: datetime = Field(default_factory=utcnow)
 
@@ -312,6 +316,10 @@ class Approval(BaseModel):
     def compensations(self) -> list[LogEntry]:
         return [e for e in self.log if e.action == "compensate"]
 
+    def not_done(self) -> list[StepRecord]:
+        """The side steps after the issue was created that failed and wait for a re-run."""
+        return [s for s in self.steps.values() if s.status == "not_done"]
+
 
 class Receipt(BaseModel):
     """What an approval request got. `fresh`: the caller saves and queues the publication."""
@@ -330,7 +338,9 @@ class Receipt(BaseModel):
 
     @property
     def fresh(self) -> bool:
-        return self.status in ("queued", "retry")
+        # Published with side steps not done: queued again, the publication finishes them.
+        pending = self.status == "published" and bool(self.approval.not_done())
+        return self.status in ("queued", "retry") or pending
 
 
 class Publication(BaseModel):

@@ -70,12 +70,21 @@ class PublishError(IncidentBotError):
 
 class PublishFailed(PublishError):
     """The tracker refused, or a step failed for good. `status` is the HTTP status when
-    there was one; `retryable` when waiting may help (a rate limit)."""
+    there was one; `retryable` when waiting may help (a rate limit), `retry_after` the
+    seconds the service asked to wait (its Retry-After), when it said."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after
 
 
 class PublishUnknown(PublishError):

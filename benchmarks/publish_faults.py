@@ -1,18 +1,21 @@
-"""Publishing under randomized faults: ≥ 1,000 seeded runs against the fake GitHub and
-Sentry REST servers, and the tally of how each ended.
+"""Publishing under randomized faults: ≥ 1,000 seeded runs against the fake GitHub, Slack
+and Sentry servers, and the tally of how each ended.
 
     .venv/bin/python benchmarks/publish_faults.py [--runs 1000] [--seed 7] [--timeout 0.05]
 
-Each run approves one draft and publishes it, noting the investigation's Sentry issue
-on the way, while the fake GitHub answers 5xx or 4xx, drops the connection before or
-after applying a request, or applies it and stalls past the client timeout, and (less
-often) the fake Sentry does the same to the note's calls (5xx, no 4xx); a simulated
-operator retries or clicks "Create anyway" when asked. `sentry_faults` counts the runs
-where an injected Sentry fault hit a call. The invariants (tests/publish_faults.py) are
-checked after every run: never two issues for one approval, never a published text other
-than the approved one, a complete compensation log whenever it rolled back, never two
-Sentry notes for one approval, exactly one once published and none once rolled back.
-`violations` must be 0.
+Each run approves one draft and publishes it — create the issue (the saga's pivot), then
+the side steps: labels, the link in the Slack thread, a note on the Sentry issue — while
+the fakes fail every route those steps touch: 5xx, 4xx, 429, a connection dropped before
+or after the request is applied, an answer stalled past the client timeout, an outage
+longer than the retries. A simulated operator retries or clicks "Create anyway" when
+asked; once the services are back, an approval whose side steps were not done is
+approved again. The invariants (tests/publish_faults.py) are checked after every run:
+never two issues, notes or thread items for one approval (`duplicates`), never a
+published text other than the approved one (`differing_texts`), never a created issue
+closed or withdrawn because a side step failed (`closed_by_side_step`), every side step
+done or recorded as not done, and finished by the re-run (`finished_on_rerun` of
+`side_steps_not_done`; `not_done` per step). `sentry_faults` and `slack_faults` count the
+runs where an injected fault of that service hit a call. `violations` must be 0.
 """
 
 from __future__ import annotations

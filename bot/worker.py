@@ -110,7 +110,9 @@ class Worker:
                 loop = await self.loops(inv, self.save)
                 await loop.run(inv)
         elif job.kind == PUBLISH:
-            if inv.state is State.PUBLISH_QUEUED:
+            # Published with side steps not done: the job runs them again (idempotent).
+            pending = inv.state is State.PUBLISHED and inv.approval and inv.approval.not_done()
+            if inv.state is State.PUBLISH_QUEUED or pending:
                 await self._publish(inv)
         else:
             log.error("unknown job kind %s", job.kind)

@@ -13,7 +13,7 @@ Every call maps gidgethub's and aiohttp's exceptions into the project's:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -63,6 +63,20 @@ class Issue:
         )
 
 
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """The seconds a Retry-After header asks for (a number; an HTTP date is not used by
+    GitHub or Sentry for it); None when absent or unreadable."""
+    raw = (headers or {}).get("Retry-After") or (headers or {}).get("retry-after")
+    try:
+        return max(0.0, float(raw)) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _waiting(wait: float | None) -> str:
+    return f", retry after {wait:.0f} s" if wait is not None else ""
+
+
 def _split(repository: str) -> dict[str, str]:
     owner, _, repo = repository.partition("/")
     return {"owner": owner, "repo": repo}
@@ -96,15 +110,24 @@ class GitHubIssues:
         except GitHubBroken as exc:
             raise PublishUnknown(f"{what}: GitHub answered {int(exc.status_code)}") from None
         except RateLimitExceeded as exc:
+            wait = retry_after(exc.headers)
+            if wait is None and exc.rate_limit is not None:
+                wait = max(0.0, (exc.rate_limit.reset_datetime - datetime.now(UTC)).total_seconds())
             raise PublishFailed(
-                f"{what}: GitHub's rate limit ({int(exc.status_code)})", status=429, retryable=True
+                f"{what}: GitHub's rate limit ({int(exc.status_code)}){_waiting(wait)}",
+                status=429,
+                retryable=True,
+                retry_after=wait,
             ) from None
         except BadRequest as exc:
             status = int(exc.status_code)
+            # A 429, or a 403 with Retry-After (a secondary rate limit), passes with time.
+            wait = retry_after(exc.headers)
             raise PublishFailed(
-                f"{what}: GitHub refused ({status}): {str(exc)[:200]}",
+                f"{what}: GitHub refused ({status}){_waiting(wait)}: {str(exc)[:200]}",
                 status=status,
-                retryable=status == 429,
+                retryable=status == 429 or wait is not None,
+                retry_after=wait,
             ) from None
         except HTTPException as exc:  # a redirect gidgethub does not follow
             raise PublishFailed(f"{what}: GitHub answered {int(exc.status_code)}") from None
@@ -170,62 +193,3 @@ class GitHubIssues:
                 extra_headers=API_VERSION,
             ),
         )
-
-    async def remove_label(self, repository: str, number: int, label: str) -> bool:
-        """False when it was already gone (404), which counts as done."""
-        try:
-            await self._call(
-                f"remove label {label}",
-                lambda gh: gh.delete(
-                    ISSUE + "/labels/{name}",
-                    {**_split(repository), "number": number, "name": label},
-                    extra_headers=API_VERSION,
-                ),
-            )
-        except PublishFailed as exc:
-            if exc.status in (404, 410):
-                return False
-            raise
-        return True
-
-    async def close_not_planned(
-        self, repository: str, number: int, comment: str, comment_marker: str
-    ) -> bool:
-        """Say why, then close as not planned. False when it was already closed or gone.
-        Idempotent: the comment carries `comment_marker` and is not posted twice."""
-        where = {**_split(repository), "number": number}
-        try:
-            issue = await self._call("read the issue", lambda gh: gh.getitem(ISSUE, where))
-        except PublishFailed as exc:
-            if exc.status in (404, 410):
-                return False
-            raise
-        if issue.get("state") == "closed":
-            return False
-
-        async def commented(gh: GitHubAPI) -> bool:
-            async for c in gh.getiter(ISSUE + "/comments{?per_page}", {**where, "per_page": 100}):
-                if comment_marker in str(c.get("body") or ""):
-                    return True
-            return False
-
-        if not await self._call("read the comments", commented):
-            await self._call(
-                "comment on the issue",
-                lambda gh: gh.post(
-                    ISSUE + "/comments",
-                    where,
-                    data={"body": f"{comment}\n\n{comment_marker}"},
-                    extra_headers=API_VERSION,
-                ),
-            )
-        await self._call(
-            "close the issue",
-            lambda gh: gh.patch(
-                ISSUE,
-                where,
-                data={"state": "closed", "state_reason": "not_planned"},
-                extra_headers=API_VERSION,
-            ),
-        )
-        return True

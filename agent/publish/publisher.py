@@ -1,9 +1,12 @@
 """Publishing an approved draft: the plan, and what its outcome does to the investigation.
 
 The plan: create the issue (its body ends with a hidden marker naming the investigation,
-the draft hash and the approval), add the labels, then link back from each configured
-place — the Slack thread and root message, the Sentry issue when a Sentry write is
-configured (without one that step is simply not in the plan).
+the draft hash and the approval) — the saga's pivot — then the side steps: add the
+labels, link back from each configured place — the Slack thread and root message, the
+Sentry issue when a Sentry write is configured (without one that step is simply not in
+the plan). Once the issue exists it is published: a side step that keeps failing is
+recorded as not done (the approval's reason says which, the thread shows it) and run
+again when the publication is queued again, never undone by closing the issue.
 
 Creating is the one step that cannot be sent again blindly. Before the call goes out the
 approval records it (saved); if the answer is lost the issues the bot created in that
@@ -19,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from agent.domain import Approval, Investigation, State, utcnow
+from agent.domain import Approval, Investigation, State, StepRecord, utcnow
 from agent.errors import CompensationFailed, PublishFailed, PublishUnknown
 from agent.publish.github import Issue, marker
 from agent.publish.saga import Plan, Saga, Step
@@ -39,19 +42,13 @@ class IssueTracker(Protocol):
 
     async def add_labels(self, repository: str, number: int, labels: list[str]) -> None: ...
 
-    async def remove_label(self, repository: str, number: int, label: str) -> bool: ...
-
-    async def close_not_planned(
-        self, repository: str, number: int, comment: str, comment_marker: str
-    ) -> bool: ...
-
 
 class Backlink(Protocol):
     """A place that links back to the published issue: the Slack thread, the Sentry issue.
 
-    `link` is idempotent and returns a line for the log; `unlink` withdraws the link and
-    returns False when there was nothing left to withdraw. Both read the investigation as
-    saved (the saga saves before every step)."""
+    `link` is idempotent and returns a line for the log; it reads the investigation as
+    saved (the saga saves after every step). A link is a side step: when it fails the
+    issue stands and the link is recorded as not done."""
 
     name: str
 
@@ -59,7 +56,24 @@ class Backlink(Protocol):
 
     async def link(self, inv: Investigation) -> str: ...
 
-    async def unlink(self, inv: Investigation) -> bool: ...
+
+# What a side step that is not done leaves undone, as the thread and the state say it.
+NOT_DONE = {
+    LABELS: "the label could not be added",
+    "slack_link": "the Slack thread could not be updated",
+    "sentry_note": "the Sentry issue could not be noted",
+}
+
+
+def not_done_line(step: StepRecord) -> str:
+    what = NOT_DONE.get(step.name, f"{step.name} was not done")
+    return f"{what}: {step.detail}" if step.detail else what
+
+
+def not_done_summary(a: Approval) -> str | None:
+    """'published; the label could not be added: …' when side steps are not done."""
+    lines = [not_done_line(s) for s in a.not_done()]
+    return "published; " + "; ".join(lines) if lines else None
 
 
 def issue_marker(inv: Investigation) -> str:
@@ -76,6 +90,7 @@ class Publisher:
         labels: Sequence[str] = ("incident-bot",),
         lookback: timedelta = timedelta(minutes=5),
         backoff: float = 0.05,
+        side_retries: int = 4,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.tracker = tracker
@@ -84,9 +99,12 @@ class Publisher:
         # `since` starts this long before the attempt: the two clocks may disagree.
         self.lookback = lookback
         self.backoff = backoff
+        self.side_retries = side_retries
         self.clock = clock
 
     def plan(self, inv: Investigation, save: Save) -> Plan:
+        """Create the issue (the pivot), then the side steps, each retried until it is done
+        or recorded as not done: labels, then each place that links back."""
         a, draft = inv.approval, inv.draft
         assert a is not None and draft is not None
         repository = draft.repository
@@ -97,69 +115,36 @@ class Publisher:
         async def create() -> str:
             return await self._create(inv, a, checkpoint)
 
-        async def close() -> bool:
-            if a.issue_number is None:
-                return False  # nothing was created
-            why = a.reason or "a later step failed"
-            comment = (
-                f"incident-bot withdrew this issue: publishing it failed ({why}). "
-                "The approved draft is still in the investigation's Slack thread."
-            )
-            rollback_marker = f"<!-- incident-bot rollback investigation={inv.id} -->"
-            return await self.tracker.close_not_planned(
-                repository, a.issue_number, comment, rollback_marker
-            )
-
         async def add_labels() -> str:
             assert a.issue_number is not None
             await self.tracker.add_labels(repository, a.issue_number, self.labels)
             return "labels " + ", ".join(self.labels)
 
-        async def remove_labels() -> bool:
-            if a.issue_number is None:
-                return False
-            removed = False
-            for label in self.labels:
-                removed = (
-                    await self.tracker.remove_label(repository, a.issue_number, label) or removed
-                )
-            return removed
-
-        steps = [
-            # Not retried: a lost answer is settled by looking for the marker.
-            Step(
-                name=CREATE,
-                reversible=True,
-                run=create,
-                compensation=close,
-                retries=0,
-                suspend_on_unknown=True,
-            ),
-        ]
+        # Not retried: a lost answer is settled by looking for the marker.
+        steps = [Step(name=CREATE, kind="pivot", run=create, retries=0)]
         if self.labels:
             steps.append(
-                Step(name=LABELS, reversible=True, run=add_labels, compensation=remove_labels)
+                Step(name=LABELS, kind="retriable", run=add_labels, retries=self.side_retries)
             )
         for place in self.links:
             if place.applies_to(inv):
                 steps.append(self._link_step(place, inv))
         return Plan(steps=steps)
 
-    @staticmethod
-    def _link_step(place: Backlink, inv: Investigation) -> Step:
+    def _link_step(self, place: Backlink, inv: Investigation) -> Step:
         async def run() -> str:
             return await place.link(inv)
 
-        async def undo() -> bool:
-            return await place.unlink(inv)
-
-        return Step(name=place.name, reversible=True, run=run, compensation=undo)
+        return Step(name=place.name, kind="retriable", run=run, retries=self.side_retries)
 
     async def publish(self, inv: Investigation, save: Save) -> None:
-        """Run (or resume) the saga of the current approval and record its outcome.
-        CompensationFailed is raised, after it is saved, when a rollback is incomplete."""
+        """Run (or resume) the saga of the current approval and record its outcome: a
+        queued approval is published; a published one with side steps not done has them
+        run again. CompensationFailed is raised, after it is saved, when a rollback of the
+        steps before the issue's creation is incomplete."""
         a = inv.approval
-        if inv.state is not State.PUBLISH_QUEUED or a is None:
+        finishing = inv.state is State.PUBLISHED and a is not None and bool(a.not_done())
+        if a is None or not (inv.state is State.PUBLISH_QUEUED or finishing):
             return
 
         async def checkpoint() -> None:
@@ -174,7 +159,9 @@ class Publisher:
             raise
         if outcome.kind == "completed":
             assert a.issue_number is not None and a.issue_url is not None
-            inv.published(a.issue_number, a.issue_url)
+            if not finishing:
+                inv.published(a.issue_number, a.issue_url)
+            a.reason = not_done_summary(a)
         elif outcome.kind == "suspended":
             inv.publish_unknown(outcome.reason or "the answer was lost")
         elif a.issue_number is None and saga.status(CREATE) == "failed":

@@ -1,21 +1,26 @@
-"""The publication saga: steps that each declare whether they are reversible, and how.
+"""The publication saga: a plan of steps around one pivot.
 
-A plan is checked when it is built (pydantic validators): a step declared reversible
-without a compensation, or irreversible with one, is refused there, never discovered at
-rollback time.
+In saga terms creating the issue is the pivot: the point after which the publication is
+not withdrawn. Each step declares its kind, and the plan is checked when it is built
+(pydantic validators), never discovered at run time:
+
+- `compensatable` steps come before the pivot, each with its compensation;
+- the `pivot` (exactly one) has no compensation and is not retried: a lost answer
+  suspends the saga, to be settled later by looking;
+- `retriable` steps come after the pivot and have no compensation: they are retried
+  (backoff, honouring Retry-After, bounded) until they succeed, or recorded as not done.
+  A side step that fails never undoes the main effect.
 
 Running, each step is recorded (started, done) in the approval and checkpointed — saved
 with the investigation — before and after its call, so a worker that dies mid-way is
-resumed by another from the record: a done step is not run again.
+resumed by another from the record: a done step is not run again, and a side step not
+done is run again (they are idempotent).
 
-- A step marked `suspend_on_unknown` (creating the issue) that loses its answer suspends
-  the saga: what happened is settled later by looking, and nothing is compensated.
-- Transient failures (a lost answer, a rate limit) of the other steps, which are all
-  idempotent, are retried a few times; then, like any other failure, they are fatal.
-- On a fatal failure the completed reversible steps are compensated in reverse order —
-  and the failed step too when its outcome is unknown, since compensations are idempotent
-  (already undone counts as done). Each compensation goes into the log. One that fails is
-  logged and the chain goes on; at the end `CompensationFailed` is raised, for a human.
+A failure before or at the pivot is fatal: the completed compensatable steps are
+compensated in reverse order — the failed step too when its outcome is unknown, since
+compensations are idempotent (already undone counts as done). Each compensation goes
+into the log. One that fails is logged and the chain goes on; at the end
+`CompensationFailed` is raised, for a human.
 """
 
 from __future__ import annotations
@@ -27,10 +32,13 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.domain import Approval, LogEntry, StepRecord, StepStatus
-from agent.errors import CompensationFailed, PublishFailed, PublishUnknown
+from agent.errors import CompensationFailed, ConcurrencyError, PublishFailed, PublishUnknown
 
 Checkpoint = Callable[[], Awaitable[None]]
+Sleep = Callable[[float], Awaitable[None]]
 T = TypeVar("T")
+
+StepKind = Literal["compensatable", "pivot", "retriable"]
 
 
 class Step(BaseModel):
@@ -40,21 +48,25 @@ class Step(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
     name: str = Field(min_length=1)
-    reversible: bool
+    kind: StepKind
     run: Callable[[], Awaitable[str]]
     compensation: Callable[[], Awaitable[bool]] | None = None
-    # Only an idempotent step may be sent again after a lost answer.
+    # Sent again after a transient failure (only idempotent steps are, so not the pivot).
     retries: int = Field(default=2, ge=0)
-    suspend_on_unknown: bool = False
 
     @model_validator(mode="after")
     def _declared(self) -> Step:
-        if self.reversible and self.compensation is None:
-            raise ValueError(f"step {self.name!r} is declared reversible but has no compensation")
-        if not self.reversible and self.compensation is not None:
-            raise ValueError(f"step {self.name!r} is irreversible but names a compensation")
-        if self.suspend_on_unknown and self.retries:
-            raise ValueError(f"step {self.name!r} settles a lost answer by looking: no retries")
+        if self.kind == "compensatable" and self.compensation is None:
+            raise ValueError(f"step {self.name!r} is compensatable but has no compensation")
+        if self.kind != "compensatable" and self.compensation is not None:
+            raise ValueError(
+                f"step {self.name!r} is a {self.kind} step and names a compensation: "
+                "only steps before the pivot are compensated"
+            )
+        if self.kind == "pivot" and self.retries:
+            raise ValueError(
+                f"the pivot {self.name!r} settles a lost answer by looking: no retries"
+            )
         return self
 
 
@@ -62,28 +74,57 @@ class Plan(BaseModel):
     steps: list[Step] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _unique(self) -> Plan:
-        names = [s.name for s in self.steps]
+    def _ordered(self) -> Plan:
+        names = self.names()
         if len(names) != len(set(names)):
             raise ValueError(f"step names repeat: {names}")
+        pivots = [s.name for s in self.steps if s.kind == "pivot"]
+        if len(pivots) != 1:
+            raise ValueError(f"a plan has exactly one pivot step; this one has {pivots or 'none'}")
+        at = names.index(pivots[0])
+        for n, step in enumerate(self.steps):
+            if step.kind == "compensatable" and n > at:
+                raise ValueError(
+                    f"step {step.name!r} is compensatable but comes after the pivot "
+                    f"{pivots[0]!r}: what follows the pivot is never undone"
+                )
+            if step.kind == "retriable" and n < at:
+                raise ValueError(
+                    f"step {step.name!r} is retriable but comes before the pivot "
+                    f"{pivots[0]!r}: a failure there must roll back"
+                )
         return self
 
     def names(self) -> list[str]:
         return [s.name for s in self.steps]
+
+    @property
+    def pivot(self) -> Step:
+        return next(s for s in self.steps if s.kind == "pivot")
 
 
 class Outcome(BaseModel):
     kind: Literal["completed", "suspended", "rolled back"]
     step: str | None = None
     reason: str | None = None
+    # Completed: the side steps that are recorded as not done (run again on a resume).
+    not_done: list[str] = Field(default_factory=list)
 
 
 def _transient(exc: BaseException) -> bool:
     return isinstance(exc, PublishUnknown) or (isinstance(exc, PublishFailed) and exc.retryable)
 
 
+def _retry_after(exc: BaseException) -> float | None:
+    return exc.retry_after if isinstance(exc, PublishFailed) else None
+
+
 class Saga:
-    """Runs `plan`, keeping its record in `approval` and saving it through `checkpoint`."""
+    """Runs `plan`, keeping its record in `approval` and saving it through `checkpoint`.
+
+    A retried call waits `backoff * 2**attempt`, or the Retry-After the service asked for
+    when that is longer; a call that would have to wait more than `max_wait` at once
+    counts as failed (a side step is left not done) rather than holding the worker."""
 
     def __init__(
         self,
@@ -92,12 +133,17 @@ class Saga:
         checkpoint: Checkpoint,
         *,
         backoff: float = 0.05,
+        max_wait: float = 30.0,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.plan = plan
         self.record = approval
         self.checkpoint = checkpoint
         self.backoff = backoff
+        self.max_wait = max_wait
+        self.sleep = sleep
         self._uncertain = False
+        self._attempts = 0
 
     def status(self, name: str) -> StepStatus | None:
         step = self.record.steps.get(name)
@@ -112,23 +158,44 @@ class Saga:
             reason = self.record.reason or "an earlier failure"
             await self._rollback(reason)
             return Outcome(kind="rolled back", step=failed, reason=reason)
+        not_done: list[str] = []
         for step in self.plan.steps:
             if self.status(step.name) == "done":
                 continue
-            # Not saved: a step not done is run again on resume (all but creating the issue
-            # are idempotent, and that one saves its own record before its call).
+            # Not saved: a step not done is run again on resume (all but the pivot are
+            # idempotent, and that one saves its own record before its call).
             await self._mark(step.name, "started", save=False)
+            if step.kind == "retriable":
+                if not await self._side_step(step):
+                    not_done.append(step.name)
+                continue
             try:
                 detail = await self._attempt(step.run, step.retries)
+            except ConcurrencyError:
+                raise  # another worker has the investigation: it carries on from the record
             except PublishUnknown as exc:
-                if step.suspend_on_unknown:
+                if step.kind == "pivot":
                     await self._mark(step.name, "unknown", str(exc), log=("run", "unknown"))
                     return Outcome(kind="suspended", step=step.name, reason=str(exc))
                 return await self._fail(step, "unknown", exc)
             except Exception as exc:
                 return await self._fail(step, "unknown" if self._uncertain else "failed", exc)
             await self._mark(step.name, "done", detail, log=("run", "done"))
-        return Outcome(kind="completed")
+        return Outcome(kind="completed", not_done=not_done)
+
+    async def _side_step(self, step: Step) -> bool:
+        """A step after the pivot: done, or recorded as not done. Never a rollback."""
+        try:
+            detail = await self._attempt(step.run, step.retries)
+        except ConcurrencyError:
+            raise
+        except Exception as exc:
+            tries = self._attempts
+            why = f"{exc} (after {tries} attempt{'s' if tries != 1 else ''})"
+            await self._mark(step.name, "not_done", why, log=("run", "not done"))
+            return False
+        await self._mark(step.name, "done", detail, log=("run", "done"))
+        return True
 
     async def _fail(self, step: Step, status: StepStatus, exc: Exception) -> Outcome:
         reason = f"{step.name} failed: {exc}"
@@ -144,7 +211,7 @@ class Saga:
         undo = [
             s
             for s in self.plan.steps
-            if s.reversible and self.status(s.name) in ("done", "unknown", "started")
+            if s.kind == "compensatable" and self.status(s.name) in ("done", "unknown", "started")
         ]
         failures: list[str] = []
         for step in reversed(undo):
@@ -167,8 +234,11 @@ class Saga:
             )
 
     async def _attempt(self, call: Callable[[], Awaitable[T]], retries: int) -> T:
+        """`call`, sent again after a transient failure up to `retries` times, waiting as
+        long as a Retry-After asks, up to `max_wait`."""
         self._uncertain = False
         for attempt in range(retries + 1):
+            self._attempts = attempt + 1
             try:
                 return await call()
             except Exception as exc:
@@ -177,7 +247,13 @@ class Saga:
                 self._uncertain = self._uncertain or isinstance(exc, PublishUnknown)
                 if attempt == retries or not _transient(exc):
                     raise
-            await asyncio.sleep(self.backoff * 2**attempt)
+                wait = self.backoff * 2**attempt
+                asked = _retry_after(exc)
+                if asked is not None:
+                    if asked > self.max_wait:
+                        raise
+                    wait = max(wait, asked)
+            await self.sleep(wait)
         raise AssertionError("unreachable")
 
     async def _mark(

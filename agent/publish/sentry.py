@@ -6,10 +6,10 @@ token of the MCP server, no tool the model can call reaches this module, and no 
 or exception carries it.
 
 The note ends with a plain-text marker naming the investigation and the approval, so
-`link` looks before it posts (a POST whose answer was lost is safe to send again) and
-`unlink` finds what to delete. Errors map as in agent.publish.github: a lost answer
-(timeout, dropped connection, 5xx) → `PublishUnknown`; a refusal (4xx) → `PublishFailed`
-with the status, `retryable` for 429.
+`link` looks before it posts (a POST whose answer was lost is safe to send again).
+Errors map as in agent.publish.github: a lost answer (timeout, dropped connection, 5xx)
+→ `PublishUnknown`; a refusal (4xx) → `PublishFailed` with the status, `retryable` for
+429 with its Retry-After.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ import aiohttp
 
 from agent.domain import Investigation
 from agent.errors import PublishFailed, PublishUnknown
-from agent.publish.github import marker_fields
+from agent.publish.github import marker_fields, retry_after
 
 NOTES = "/api/0/organizations/{org}/issues/{issue}/comments/"
 PAGES = 10  # 1,000 notes on one issue: far more than ever happen
 DUPLICATE = "You have already posted that comment."  # Sentry's 400 for a repeat in the hour
-GONE = (404, 410)
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,7 @@ class Answer:
     status: int
     body: Any
     cursor: str | None  # the next page's, when Sentry says it has results
+    retry_after: float | None = None
 
 
 def sentry_issue(inv: Investigation) -> str | None:
@@ -105,25 +105,6 @@ class SentryNote:
                 return f"already noted on Sentry issue {issue}"
             raise _refused(what, answer, self._token)
         return f"noted on Sentry issue {issue}"
-
-    async def unlink(self, inv: Investigation) -> bool:
-        issue = sentry_issue(inv)
-        if issue is None or inv.approval is None:
-            return False
-        path = self._path(inv, issue)
-        try:
-            notes = await self._mine(path, note_marker(inv))
-        except PublishFailed as exc:
-            if exc.status in GONE:  # the issue is gone, and its notes with it
-                return False
-            raise
-        deleted = False
-        for note in notes:
-            answer = await self._request(
-                "delete the Sentry note", "DELETE", f"{path}{quote(note, safe='')}/", tolerate=GONE
-            )
-            deleted = deleted or answer.status not in GONE  # already gone counts as done
-        return deleted
 
     def _path(self, inv: Investigation, issue: str) -> str:
         org = quote(inv.scope.sentry_organization, safe="")
@@ -195,7 +176,7 @@ class SentryNote:
             cursor = None
             if nxt is not None and nxt.get("results") == "true":
                 cursor = str(nxt.get("cursor") or "") or None
-            return Answer(resp.status, decoded, cursor)
+            return Answer(resp.status, decoded, cursor, retry_after(resp.headers))
 
 
 def _detail(body: Any) -> str:
@@ -207,7 +188,14 @@ def _detail(body: Any) -> str:
 def _refused(what: str, answer: Answer, secret: str) -> PublishFailed:
     status = answer.status
     if status == 429:
-        return PublishFailed(f"{what}: Sentry's rate limit (429)", status=429, retryable=True)
+        wait = answer.retry_after
+        later = f", retry after {wait:.0f} s" if wait is not None else ""
+        return PublishFailed(
+            f"{what}: Sentry's rate limit (429){later}",
+            status=429,
+            retryable=True,
+            retry_after=wait,
+        )
     if status < 400:  # a redirect, not followed
         return PublishFailed(f"{what}: Sentry answered {status}", status=status)
     detail = _detail(answer.body)

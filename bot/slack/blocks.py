@@ -47,6 +47,7 @@ from agent.domain import (
     State,
     without_bidi_controls,
 )
+from agent.publish.publisher import not_done_line
 
 # -- identifiers the listeners match on ----------------------------------------
 
@@ -901,8 +902,20 @@ def publishing_message(inv: Investigation) -> dict[str, Any]:
     )
 
 
+def _not_done(a: Approval | None) -> list[SectionBlock]:
+    """The side steps of a publication that are not done, one line each; [] when none.
+    The Slack link is left out: a message of the thread shown means it is caught up."""
+    steps = [s for s in a.not_done() if s.name != "slack_link"] if a else []
+    if not steps:
+        return []
+    lines = [f"• {escape(clip(not_done_line(s), 300))}" for s in steps]
+    head = ":warning: *Published, but not everything was done:*"
+    return [_section("\n".join([head, *lines]))]
+
+
 def published_message(inv: Investigation, url: str, number: int) -> dict[str, Any]:
-    """The draft message once published: no buttons, a link to the issue."""
+    """The draft message once published: no buttons, a link to the issue, and the side
+    steps that are not done."""
     dr = _require_draft(inv)
     issue = link(url, f"{dr.repository}#{number}")
     by = _approved_by(inv)
@@ -912,6 +925,7 @@ def published_message(inv: Investigation, url: str, number: int) -> dict[str, An
         [
             *_draft_blocks(inv, dr),
             _section(f":white_check_mark: Published as {issue}{approved}"),
+            *_not_done(inv.approval),
         ],
         _metadata(
             EVENT_DRAFT,
@@ -954,8 +968,8 @@ def _log_lines(a: Approval) -> list[str]:
 def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
     """One thread message per approval, updated as its publication goes: the link once the
     issue exists; when the answer was lost and no issue carries the marker, a question to
-    the approvers with "Create anyway"; after a rollback, the log of compensations.
-    None while there is nothing to say."""
+    the approvers with "Create anyway"; after a rollback, the log of compensations; once
+    published, the side steps not done. None while there is nothing to say."""
     dr = _require_draft(inv)
     who = mention(a.approver) or "the approver"
     current = a is inv.approval
@@ -1014,11 +1028,13 @@ def publish_message(inv: Investigation, a: Approval) -> dict[str, Any] | None:
     issue = issue_link(inv) if current else None
     if issue is not None:
         done = "Published as" if inv.state is State.PUBLISHED else "Issue created:"
-        return _message(
-            f"{done} {dr.repository}#{a.issue_number}",
-            [_section(f":link: {done} {issue}{_approved_by(inv)}")],
-            meta,
-        )
+        shown: list[Block] = [_section(f":link: {done} {issue}{_approved_by(inv)}")]
+        missing = _not_done(a)
+        if missing:
+            # Approving again runs the steps not done (approvers only), and nothing else.
+            retry = _button("Retry", ACTION_DRAFT_APPROVE, draft_ref(inv))
+            shown += [*missing, ActionsBlock(elements=[retry])]
+        return _message(f"{done} {dr.repository}#{a.issue_number}", shown, meta)
     return None
 
 

@@ -27,6 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.domain import Investigation, State
 from agent.errors import PublishFailed, PublishUnknown
+from agent.publish.github import retry_after
 from bot.slack import blocks
 from storage.leases import SqlLeases
 from storage.store import SqlStore
@@ -175,7 +176,7 @@ class SlackSync:
             raise ThreadBusy(inv.origin.thread_of)
         return root.ts
 
-    # -- the publication saga's "link back in Slack" step (agent.publish.Backlink) --------
+    # -- the publication saga's "link back in Slack" side step (agent.publish.Backlink) ---
 
     name = "slack_link"
 
@@ -197,21 +198,17 @@ class SlackSync:
             raise PublishFailed("the thread shows no link to the issue")
         return "linked in the thread and the root message"
 
-    async def unlink(self, inv: Investigation) -> bool:
-        """The approval is being rolled back: the same pass withdraws the link."""
-        try:
-            await self._publish_pass(inv.id)
-        except ThreadBusy:
-            self.kick(inv.id)
-        shown = await self.shown.all_for(inv.id)
-        return f"publish:{len(inv.past_approvals)}" in shown
-
     async def _publish_pass(self, investigation_id: str) -> None:
         try:
             await self.sync(investigation_id)
         except SlackApiError as exc:
             error = str(exc.response.get("error", "")) if exc.response else ""
-            if error in ("ratelimited", "internal_error", "fatal_error", "service_unavailable"):
+            if error == "ratelimited":  # not applied; waiting helps
+                wait = retry_after(exc.response.headers if exc.response else None)
+                raise PublishFailed(
+                    "Slack's rate limit", status=429, retryable=True, retry_after=wait
+                ) from None
+            if error in ("internal_error", "fatal_error", "service_unavailable"):
                 raise PublishUnknown(f"Slack answered {error}") from None
             raise PublishFailed(f"Slack refused: {error or exc}") from None
         except (TimeoutError, OSError, aiohttp.ClientError) as exc:

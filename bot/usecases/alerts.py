@@ -16,8 +16,8 @@ from datetime import datetime, timedelta
 from agent.domain import Investigation, Origin
 from agent.errors import InputError
 from bot.config import Project, Projects
-from bot.slack import command
 from bot.usecases.investigations import Investigations, scope_of
+from bot.usecases.request import Request
 from bot.usecases.results import Actor, Done, Refused
 
 LEVELS = ("debug", "info", "warning", "error", "fatal")
@@ -113,7 +113,7 @@ class Alerts:
                 f"level {alert.level} is below the project's floor ({project.min_level})"
             )
         now = self.cases.clock()
-        request = command.Request(
+        request = Request(
             project=project,
             question=alert.question(),
             since=now - timedelta(hours=project.window_hours),

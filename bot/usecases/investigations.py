@@ -20,10 +20,10 @@ from agent.errors import (
 )
 from agent.ports import InvestigationStore, JobQueue
 from bot.intake import open_once
-from bot.slack import command
 from bot.usecases.access import Access, Action
 from bot.usecases.gates import Gates
 from bot.usecases.ports import Keys, Notify
+from bot.usecases.request import Request, parse
 from bot.usecases.results import Actor, Done, Refused
 from bot.worker import INVESTIGATE, PUBLISH
 from storage.idempotency import KeyReused
@@ -69,7 +69,7 @@ class Investigations:
         actor's channel. A request whose key was seen before is the investigation it
         started (bot.intake)."""
         try:
-            request = command.parse(text, self.access.projects, actor.channel or "", self.clock())
+            request = parse(text, self.access.projects, actor.channel or "", self.clock())
         except InputError as exc:
             return Refused("invalid", str(exc), "question")
         # The fingerprint of the request its key names (unchanged: keys outlive a restart).
@@ -102,7 +102,7 @@ class Investigations:
         now = self.clock()
         until = until or now
         since = since or until - timedelta(hours=project.window_hours)
-        request = command.Request(
+        request = Request(
             project=project, question=question, since=since, until=until, asked_at=now
         )
         return await self.open(actor, request, key, fingerprint)
@@ -110,7 +110,7 @@ class Investigations:
     async def open(
         self,
         actor: Actor,
-        request: command.Request,
+        request: Request,
         key: str | None = None,
         fingerprint: dict[str, Any] | None = None,
     ) -> Done | Refused:
@@ -438,7 +438,7 @@ def rerun_of(old: Investigation, actor: Actor, now: datetime) -> Investigation:
     return inv
 
 
-def scope_of(request: command.Request) -> Scope:
+def scope_of(request: Request) -> Scope:
     p = request.project
     return Scope(
         project_key=p.key,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 
@@ -31,9 +32,9 @@ class Directory(Protocol):
     async def members(self, group: str) -> list[str] | None: ...
 
 
+@dataclass(frozen=True)
 class Callbacks:
     """Notify as two plain callables (the workers' wake-up, the thread sync's kick)."""
 
-    def __init__(self, wake_workers: Callable[[], None], changed: Callable[[str], None]) -> None:
-        self.wake_workers = wake_workers  # type: ignore[method-assign]
-        self.changed = changed  # type: ignore[method-assign]
+    wake_workers: Callable[[], None]
+    changed: Callable[[str], None]

@@ -1,6 +1,8 @@
 """Publishing an approved draft to the fake GitHub REST server over gidgethub, with the
 real store: the saga's steps, a lost answer settled by the marker, "Create anyway", the
-receipt of a repeated approval, Idempotency-Key semantics, rollbacks and their log."""
+receipt of a repeated approval, Idempotency-Key semantics, side steps that fail after the
+issue exists (the issue stands, they are recorded as not done and finished by a re-run),
+and a refusal at the pivot that rolls back what came before it."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.domain import Investigation, State, utcnow
 from agent.errors import (
-    CompensationFailed,
     IdempotencyConflict,
     IllegalTransition,
     PublishFailed,
@@ -19,7 +21,10 @@ from agent.errors import (
 )
 from agent.publish.github import GitHubIssues
 from agent.publish.publisher import Publisher, issue_marker
+from agent.publish.saga import Plan, Saga, Step
+from bot.worker import PUBLISH, Worker
 from storage.db import create_engine, create_schema
+from storage.jobs import SqlJobQueue
 from storage.store import SqlStore
 from tests.fakes.github import FakeGitHub
 from tests.publish_faults import completed as shared_completed
@@ -57,18 +62,13 @@ class Link:
         self.linked.append(inv.approval.issue_number)
         return "linked"
 
-    async def unlink(self, inv: Investigation) -> bool:
-        if not self.linked:
-            return False
-        self.linked.clear()
-        return True
-
 
 @dataclass
 class Bench:
     github: FakeGitHub
     store: SqlStore
     tracker: GitHubIssues
+    engine: AsyncEngine | None = None
 
     def publisher(self, **options) -> Publisher:
         return Publisher(self.tracker, backoff=0, **options)
@@ -93,7 +93,8 @@ async def bench() -> AsyncIterator[Bench]:
     engine = create_engine("sqlite+aiosqlite://")
     await create_schema(engine)
     async with FakeGitHub(token=TOKEN, repos=[REPO]) as github:
-        yield Bench(github, SqlStore(engine), GitHubIssues(github.api_url, TOKEN, timeout=0.2))
+        tracker = GitHubIssues(github.api_url, TOKEN, timeout=0.2)
+        yield Bench(github, SqlStore(engine), tracker, engine)
     await engine.dispose()
 
 
@@ -220,54 +221,127 @@ async def test_a_refused_create_is_nothing_to_roll_back(bench):
     assert past.compensations() == [] and bench.issues() == []
 
 
-async def test_a_fatal_failure_after_the_issue_exists_rolls_back_in_reverse_order(bench):
+def assert_standing(bench: Bench, done: Investigation, step: str, why: str) -> None:
+    """Published, the issue open and never withdrawn, `step` recorded as not done."""
+    assert done.state is State.PUBLISHED and done.approval is not None
+    (issue,) = bench.issues()
+    assert issue["state"] == "open" and done.publication.url == issue["html_url"]
+    assert bench.github.comments.get((REPO, 1), []) == []  # no "withdrew this issue"
+    assert bench.github.calls_to("update_issue") == [] and done.past_approvals == []
+    assert done.approval.outcome == "published" and done.approval.compensations() == []
+    assert [s.name for s in done.approval.not_done()] == [step]
+    assert why in done.approval.steps[step].detail
+    assert done.approval.reason is not None and done.approval.reason.startswith("published; ")
+
+
+@pytest.mark.parametrize(
+    ("status", "attempts"),
+    [(502, 5), (422, 1)],  # a lost answer is sent again (bounded), a refusal is not
+)
+async def test_labels_that_fail_leave_the_issue_published_and_say_so(bench, status, attempts):
+    inv = await bench.approved()
+    bench.github.fail_next("add_labels", status=status, count=10)
+    slack = Link("slack_link")
+    done = await bench.publish(inv, links=[slack])
+    assert_standing(bench, done, "add_labels", str(status))
+    assert bench.issues()[0]["labels"] == []
+    assert len(bench.github.calls_to("add_labels")) == attempts
+    assert "the label could not be added: add labels: GitHub" in done.approval.reason
+    assert slack.linked == [1]  # the next side step ran all the same
+    # Approving again returns the receipt, and queues the publication to finish it.
+    receipt = approve(done)
+    assert receipt.status == "published" and receipt.fresh
+
+
+async def test_a_rerun_of_the_publication_adds_the_labels_not_done_and_nothing_else(bench):
+    inv = await bench.approved()
+    bench.github.fail_next("add_labels", status=422)
+    slack = Link("slack_link")
+    first = await bench.publish(inv, links=[slack])
+    assert [s.name for s in first.approval.not_done()] == ["add_labels"]
+    done = await bench.publish(first, links=[slack])
+    assert done.state is State.PUBLISHED and done.approval.not_done() == []
+    assert done.approval.reason is None and done.publication == first.publication
+    assert [x["name"] for x in bench.issues()[0]["labels"]] == ["incident-bot"]
+    assert len(bench.github.calls_to("create_issue")) == 1 and slack.linked == [1]
+    assert not approve(done).fresh  # nothing left to finish
+    calls = len(bench.github.calls)
+    await bench.publish(done, links=[slack])  # a stray job does nothing
+    assert len(bench.github.calls) == calls
+
+
+async def test_the_worker_finishes_a_published_approvals_side_steps_on_a_publish_job(bench):
+    jobs = SqlJobQueue(bench.engine)
+    inv = await bench.approved()
+    await jobs.enqueue(PUBLISH, inv.id)
+    worker = Worker(bench.store, jobs, loops=None, publisher=bench.tracker)  # type: ignore[arg-type]
+    bench.github.fail_next("add_labels", status=422)
+    assert await worker.run_once()
+    published = await bench.store.load(inv.id)
+    assert published.state is State.PUBLISHED and published.approval.not_done()
+    await jobs.enqueue(PUBLISH, inv.id)  # what a repeated approval does
+    assert await worker.run_once()
+    done = await bench.store.load(inv.id)
+    assert done.approval.not_done() == [] and done.approval.steps["add_labels"].status == "done"
+    assert [x["name"] for x in bench.issues()[0]["labels"]] == ["incident-bot"]
+
+
+async def test_a_link_that_fails_leaves_the_issue_published_with_its_labels(bench):
     inv = await bench.approved()
     sentry = Link("sentry_link", fail=PublishFailed("Sentry refused (403)", status=403))
     slack = Link("slack_link")
-    done = await bench.publish(inv, links=[slack, sentry])
-    assert done.state is State.COMPLETED
-    (past,) = done.past_approvals
-    assert past.outcome == "rolled back" and "sentry_link failed" in past.reason
-    assert [(e.step, e.outcome) for e in past.compensations()] == [
-        ("slack_link", "done"),
-        ("add_labels", "done"),
-        ("create_issue", "done"),
-    ]
-    (issue,) = bench.issues()
-    assert issue["state"] == "closed" and issue["state_reason"] == "not_planned"
-    assert issue["labels"] == [] and slack.linked == []
-    (comment,) = bench.github.comments[(REPO, 1)]
-    assert "withdrew this issue" in comment["body"] and "Sentry refused" in comment["body"]
-    routes = [c.route for c in bench.github.calls]
-    assert routes.index("remove_label") < routes.index("update_issue")  # labels, then close
-    # Repeating the approval returns what happened to it.
-    assert approve(done).status == "rolled back"
+    done = await bench.publish(inv, links=[sentry, slack])
+    assert_standing(bench, done, "sentry_link", "Sentry refused (403)")
+    assert [x["name"] for x in bench.issues()[0]["labels"]] == ["incident-bot"]
+    assert slack.linked == [1]
+    assert approve(done).status == "published"
 
 
-async def test_compensations_are_idempotent_and_one_that_fails_is_raised_for_a_human(bench):
+async def test_a_rate_limit_on_the_labels_carries_its_retry_after(bench):
     inv = await bench.approved()
-    bench.github.fail_next("remove_label", status=500, count=3)  # undoing labels fails
-    with pytest.raises(CompensationFailed, match="add_labels"):
-        await bench.publish(inv, links=[Link("sentry_link", fail=PublishFailed("gone"))])
-    done = await bench.store.load(inv.id)
-    (past,) = done.past_approvals
-    assert past.outcome == "rollback incomplete"
-    assert [(e.step, e.outcome) for e in past.compensations()] == [
-        ("add_labels", "failed"),
-        ("create_issue", "done"),  # the chain went on past the failure
-    ]
-    (issue,) = bench.issues()
-    assert issue["state"] == "closed" and [x["name"] for x in issue["labels"]] == ["incident-bot"]
+    done = await bench.publish(inv)
+    bench.github.fail_next("add_labels", status=429, retry_after=30)
+    with pytest.raises(PublishFailed) as limited:
+        await bench.tracker.add_labels(REPO, done.publication.number, ["incident-bot"])
+    assert limited.value.retryable and limited.value.retry_after == 30
+    assert "retry after 30 s" in str(limited.value)
+    bench.github.fail_next("add_labels", status=403, retry_after=5)  # a secondary rate limit
+    with pytest.raises(PublishFailed) as secondary:
+        await bench.tracker.add_labels(REPO, done.publication.number, ["incident-bot"])
+    assert secondary.value.retryable and secondary.value.retry_after == 5
 
-    # Run again, the compensations count what is already undone as done.
-    done.approval = past  # the record as it was
-    plan = bench.publisher().plan(done, bench.store.save)
-    close, unlabel = (step.compensation for step in plan.steps)
-    assert close is not None and unlabel is not None
-    assert await close() is False  # already closed: done, and no second comment
-    assert len(bench.github.comments[(REPO, 1)]) == 1
-    assert await unlabel() is True and await unlabel() is False  # already gone: done
-    assert bench.issues()[0]["labels"] == []
+
+async def test_a_refusal_at_the_pivot_rolls_back_what_came_before_it(bench):
+    """The publisher's own plan has nothing before the pivot; one compensatable step is put
+    in front of it to show that a create GitHub refuses (4xx) still rolls that back."""
+    inv = await bench.approved()
+    events: list[str] = []
+
+    async def reserve() -> str:
+        events.append("reserve")
+        return "reserved"
+
+    async def release() -> bool:
+        events.append("release")
+        return True
+
+    async def checkpoint() -> None:
+        await bench.store.save(inv)
+
+    steps = bench.publisher().plan(inv, bench.store.save).steps
+    plan = Plan(
+        steps=[
+            Step(name="reserve", kind="compensatable", run=reserve, compensation=release),
+            *steps,
+        ]
+    )
+    bench.github.fail_next("create_issue", status=422)
+    outcome = await Saga(plan, inv.approval, checkpoint, backoff=0).run()
+    assert outcome.kind == "rolled back" and outcome.step == "create_issue"
+    assert "422" in (outcome.reason or "")
+    assert events == ["reserve", "release"]
+    assert [(e.step, e.outcome) for e in inv.approval.compensations()] == [("reserve", "done")]
+    assert bench.issues() == [] and bench.github.calls_to("add_labels") == []
 
 
 def test_the_plan_has_a_sentry_step_only_when_a_sentry_write_is_configured(bench):

@@ -4,7 +4,9 @@ answer, and nothing said while there is nothing to say."""
 
 from __future__ import annotations
 
-from agent.domain import LogEntry
+import json
+
+from agent.domain import LogEntry, StepRecord
 from bot.slack import blocks as B
 from tests.bot.test_blocks import buttons, check_message, completed, mrkdwn
 
@@ -59,3 +61,35 @@ def test_a_lost_answer_asks_to_look_again_or_to_create_anyway():
     (anyway,) = buttons(asking).values()
     assert anyway["action_id"] == B.ACTION_CREATE_ANYWAY and "confirm" in anyway
     assert '"creates":1' in anyway["value"] and "<@U0APPROVER>" in mrkdwn(asking)
+
+
+def test_a_published_draft_says_which_side_steps_were_not_done():
+    inv, a = approved()
+    a.issue_number, a.issue_url = 7, URL
+    a.steps = {
+        "create_issue": StepRecord(name="create_issue", status="done"),
+        "add_labels": StepRecord(
+            name="add_labels", status="not_done", detail="add labels: GitHub refused (422) <!here>"
+        ),
+        "slack_link": StepRecord(name="slack_link", status="not_done", detail="fatal_error"),
+        "sentry_note": StepRecord(name="sentry_note", status="not_done", detail="x" * 600),
+    }
+    inv.published(7, URL)
+    draft = mrkdwn(check_message(B.published_message(inv, URL, 7)))
+    thread = mrkdwn(check_message(B.publish_message(inv, a)))
+    for text in (draft, thread):
+        assert "Published as" in text and "not everything was done" in text
+        assert "the label could not be added: add labels: GitHub refused (422)" in text
+        assert "&lt;!here&gt;" in text and "<!here>" not in text
+        assert "the Sentry issue could not be noted" in text
+        # The message is in the thread: the Slack link is not reported as missing there.
+        assert "Slack thread could not be updated" not in text
+    # The thread message has the button that runs them again: an approval of the same draft.
+    (retry,) = buttons(check_message(B.publish_message(inv, a))).values()
+    assert retry["action_id"] == B.ACTION_DRAFT_APPROVE
+    assert json.loads(retry["value"]) == B.draft_ref(inv)
+    a.steps["add_labels"] = StepRecord(name="add_labels", status="done")
+    a.steps["sentry_note"] = StepRecord(name="sentry_note", status="done")
+    assert "not everything" not in mrkdwn(check_message(B.published_message(inv, URL, 7)))
+    assert "not everything" not in mrkdwn(check_message(B.publish_message(inv, a)))
+    assert buttons(check_message(B.publish_message(inv, a))) == {}

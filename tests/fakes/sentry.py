@@ -89,6 +89,7 @@ class _Fault:
     kind: str  # "fail", "drop", "drop_after_apply", "timeout_after_apply"
     status: int = 502
     delay: float = 0.0
+    retry_after: int | None = None
 
 
 def _time(value: Any) -> datetime | None:
@@ -103,6 +104,13 @@ def _time(value: Any) -> datetime | None:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# What Sentry's API says with these statuses.
+FAULT_DETAILS = {
+    404: "The requested resource does not exist",
+    429: "You are attempting to use this endpoint too frequently. Limit is 40 requests in 1s",
+}
 
 
 def _detail(status: int, detail: str) -> web.Response:
@@ -307,9 +315,12 @@ class FakeSentry:
         author = user or {"id": "2", "name": "Jane Oncall", "email": "jane@example.com"}
         return self._new_note(issue, text, author)
 
-    def fail_next(self, route: str, status: int = 502, count: int = 1) -> None:
-        """The next `count` calls to `route` answer `status` and are NOT applied."""
-        self._queue(route, count, _Fault("fail", status=status))
+    def fail_next(
+        self, route: str, status: int = 502, count: int = 1, retry_after: int | None = None
+    ) -> None:
+        """The next `count` calls to `route` answer `status` and are NOT applied;
+        `retry_after` adds a Retry-After header (as Sentry's 429 has)."""
+        self._queue(route, count, _Fault("fail", status=status, retry_after=retry_after))
 
     def drop_next(self, route: str, count: int = 1) -> None:
         """The connection is closed before answering; the call is NOT applied."""
@@ -538,7 +549,10 @@ class FakeSentry:
         async def handler(request: web.Request) -> web.StreamResponse:
             fault = self._faults[route].popleft() if self._faults.get(route) else None
             if fault is not None and fault.kind == "fail":
-                return _detail(fault.status, "Internal Error")
+                answer = _detail(fault.status, FAULT_DETAILS.get(fault.status, "Internal Error"))
+                if fault.retry_after is not None:
+                    answer.headers["Retry-After"] = str(fault.retry_after)
+                return answer
             if fault is not None and fault.kind == "drop":
                 return _dropped(request)
             response = await apply(request)

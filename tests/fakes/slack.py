@@ -233,6 +233,12 @@ class FakeSlack:
                 _Fault("fail", status=status, retry_after=retry_after, error=error)
             )
 
+    def clear_faults(self) -> int:
+        """Forget the faults queued and not yet used (Slack is back); how many there were."""
+        left = sum(len(queue) for queue in self._faults.values())
+        self._faults.clear()
+        return left
+
     def drop_response_next(self, method: str, count: int = 1) -> None:
         """The next ``count`` calls to ``method`` are APPLIED, then the connection is closed
         without an answer (a lost response)."""

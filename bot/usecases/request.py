@@ -1,4 +1,5 @@
-"""`/investigate [project] <question> [since..until]`, checked before anything is stored."""
+"""A start request in its text form, `/investigate [project] <question> [since..until]`,
+checked before anything is stored (Slack's command and modal use it)."""
 
 from __future__ import annotations
 

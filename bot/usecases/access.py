@@ -95,8 +95,6 @@ class Access:
         A surface that vouches for its callers itself (the HTTP API's tokens) says so."""
         if project.key in actor.approves:
             return True
-        if actor.surface != "slack":
-            return False
         user = actor.user
         if not project.approvers and not project.approver_group:
             return True

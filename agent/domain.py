@@ -80,10 +80,16 @@ class State(StrEnum):
     PUBLISH_QUEUED = "PUBLISH_QUEUED"
     PUBLISHED = "PUBLISHED"
     PUBLISH_UNKNOWN = "PUBLISH_UNKNOWN"
+    # Never run: a gate (a concurrency cap, the daily token budget) refused it at intake,
+    # with the reason in stop_reason. Final; a re-run is a new investigation.
+    SKIPPED = "SKIPPED"
 
+
+# Where a run is, or may still go, at work: a re-run or a cancel stops it.
+ACTIVE = frozenset({"QUEUED", "RUNNING", "WAITING_FOR_OPERATOR"})
 
 TRANSITIONS: dict[State, frozenset[State]] = {
-    State.QUEUED: frozenset({State.RUNNING, State.STOPPED}),
+    State.QUEUED: frozenset({State.RUNNING, State.STOPPED, State.SKIPPED}),
     State.RUNNING: frozenset(
         {State.WAITING_FOR_OPERATOR, State.COMPLETED, State.STOPPED, State.RUNNING}
     ),
@@ -97,6 +103,7 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.PUBLISH_QUEUED: frozenset({State.PUBLISHED, State.PUBLISH_UNKNOWN, State.COMPLETED}),
     State.PUBLISH_UNKNOWN: frozenset({State.PUBLISHED, State.PUBLISH_QUEUED}),
     State.PUBLISHED: frozenset(),
+    State.SKIPPED: frozenset(),
 }
 
 
@@ -249,6 +256,9 @@ class Origin(BaseModel):
     team: str | None = None
     user: str | None = None
     thread_ts: str | None = None
+    # A re-run answers in the thread of the investigation that opened it (the first of
+    # the chain), not in a thread of its own.
+    thread_of: str | None = None
 
 
 StepStatus = Literal[
@@ -392,6 +402,10 @@ class Investigation(BaseModel):
     # What the investigation turned out to be about (e.g. "sentry:5755875771").
     subject: str | None = None
     duplicate_of: str | None = None
+    # Re-runs: the investigation this one runs again, and the one that replaced this one
+    # (its report is superseded: its draft can no longer be edited or approved).
+    rerun_of: str | None = None
+    superseded_by: str | None = None
 
     @classmethod
     def open(cls, question: str, scope: Scope, requester: str | None = None) -> Investigation:
@@ -459,7 +473,40 @@ class Investigation(BaseModel):
         self.stop_reason = f"already under investigation ({other_id})"
         self.duplicate_of = other_id
 
+    def skip(self, reason: str) -> None:
+        """A gate refused the run before any worker took it; the reason is shown."""
+        if self.state is not State.QUEUED or self.version:
+            raise IllegalTransition(f"only a new investigation can be skipped ({self.state})")
+        self._move(State.SKIPPED)
+        self.stop_reason = reason
+
+    def cancel(self, reason: str) -> None:
+        """Stop a run that is queued, running or waiting; what it gathered is kept."""
+        if self.state.value not in ACTIVE:
+            raise IllegalTransition(f"only a run at work can be cancelled ({self.state})")
+        self._move(State.STOPPED)
+        self.pending_question = None
+        self.stop_reason = reason
+
+    def supersede(self, by: str) -> None:
+        """A re-run replaces this one: a run at work stops, a report is marked superseded.
+        A publication under way is not interrupted (the issue may be being created)."""
+        if self.superseded_by is not None:
+            raise IllegalTransition(f"already re-run as {self.superseded_by}")
+        if self.state in (State.PUBLISH_QUEUED, State.PUBLISH_UNKNOWN):
+            raise IllegalTransition("its issue is being published; re-run it once that is over")
+        if self.state.value in ACTIVE:
+            self.cancel(f"cancelled: re-run as {by}")
+        self.superseded_by = by
+
+    def _current(self) -> None:
+        if self.superseded_by is not None:
+            raise IllegalTransition(
+                f"this report was superseded by a re-run ({self.superseded_by})"
+            )
+
     def continue_with(self, extra_calls: int) -> None:
+        self._current()
         if self.state is not State.STOPPED:
             raise IllegalTransition(f"only a stopped investigation can continue ({self.state})")
         self.extra_budget += extra_calls
@@ -478,6 +525,8 @@ class Investigation(BaseModel):
         outcome is unknown it is a retry, which looks for the issue before anything else.
         The same key with another body is refused (IdempotencyConflict). A new key while
         an approval is under way or after the draft was published is a repeated click."""
+        if self.approval is None:
+            self._current()
         for earlier in [*self.past_approvals, *([self.approval] if self.approval else [])]:
             if earlier.idempotency_key != idempotency_key:
                 continue
@@ -570,6 +619,7 @@ class Investigation(BaseModel):
         self.stop_reason = None
 
     def discard_draft(self, version: int) -> None:
+        self._current()
         if self.draft is None or self.state is not State.COMPLETED:
             raise IllegalTransition("there is no draft to discard")
         if version != self.draft.version:
@@ -615,6 +665,7 @@ class Investigation(BaseModel):
         return None
 
     def edit_draft(self, *, version: int, title: str, body: str) -> Draft:
+        self._current()
         if self.draft is None:
             raise IllegalTransition("there is no draft to edit")
         if self.state not in (State.COMPLETED, State.STOPPED) or self.discarded:

@@ -20,6 +20,10 @@ A projects file (INCIDENT_BOT_CONFIG) looks like:
     issues_repository = "acme/orders-issues"  # where drafts are published (default: repository)
     sentry_server = "sentry"        # the [servers.NAME] Sentry is read through (bot/mcp_servers.py)
     code_token_env = "ORDERS_GIT_TOKEN"  # the variable holding a token for a private code_url
+    alert_channel = "C0ALERTS"      # where investigations started by alerts open their thread
+    sentry_project_id = "4644290483746556"  # matches event alerts, which name the id only
+    min_level = "error"             # alerts below this Sentry level are ignored (nothing stored)
+    max_concurrent = 3              # runs at work at once; over it, a SKIPPED record
 
 Without `code_mirror` the mirror is kept under INCIDENT_BOT_DATA_DIR (default
 `.incident-bot/`), as are the docs indexes, one per revision.
@@ -30,7 +34,7 @@ from __future__ import annotations
 import tomllib
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -55,6 +59,8 @@ class Settings(BaseSettings):
     # token writes, and is not the read token of the Sentry MCP server.
     sentry_api_url: str = "https://sentry.io"
     sentry_write_token: SecretStr | None = None
+    # Sentry's integration webhooks (POST /hooks/sentry) are signed with its client secret.
+    sentry_client_secret: SecretStr | None = None
     database_url: str | None = None
     incident_bot_config: Path | None = None
     # Mirrors and docs indexes of the projects that name no path of their own.
@@ -63,6 +69,13 @@ class Settings(BaseSettings):
     incident_bot_lease_seconds: float = Field(default=30.0, gt=0)
     # How often workers look for jobs when other processes' jobs wake them (PostgreSQL).
     incident_bot_poll_seconds: float = Field(default=2.0, gt=0)
+    # Runs at work at once across all projects (None: no cap); over it, a SKIPPED record.
+    incident_bot_max_concurrent: int | None = Field(default=None, ge=1)
+    # An alert for a Sentry issue investigated (or skipped) this recently joins that record.
+    incident_bot_coalesce_minutes: float = Field(default=60.0, ge=0)
+    # At start, Sentry issues first seen this long ago or less with no investigation are
+    # queued (0: no backfill).
+    incident_bot_backfill_hours: float = Field(default=24.0, ge=0)
 
 
 class Project(BaseModel):
@@ -96,6 +109,13 @@ class Project(BaseModel):
     @property
     def publishes_to(self) -> str:
         return self.issues_repository or self.repository
+
+    # Alerts (bot/usecases/alerts.py): the channel their threads open in, the Sentry project
+    # id event alerts name, the lowest Sentry level investigated, and a concurrency cap.
+    alert_channel: str | None = None
+    sentry_project_id: str | None = None
+    min_level: Literal["debug", "info", "warning", "error", "fatal"] = "error"
+    max_concurrent: int | None = Field(default=None, ge=1)
 
     @classmethod
     def for_scope(cls, scope: Scope, **settings: Any) -> Project:

@@ -14,6 +14,7 @@ import signal
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,9 @@ from agent.errors import InputError
 from agent.publish.github import GitHubIssues
 from agent.publish.publisher import Backlink
 from agent.publish.sentry import SentryNote
-from bot import llm, metrics
+from bot import backfill, llm, metrics
 from bot.config import Project, Projects, Settings
+from bot.http import mount as http_api
 from bot.mcp_servers import ServerConfig, load_servers, sentry_server
 from bot.mirror import sources_for
 from bot.runtime import Runtime
@@ -42,6 +44,7 @@ from bot.slack.retry import SlackRetry
 from bot.slack.sync import SlackSync
 from bot.sources import live_runtime
 from bot.usecases.access import Access
+from bot.usecases.gates import Gates
 from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
@@ -119,6 +122,9 @@ def assemble(
     links: Sequence[Backlink] = (),
     workers: int = 1,
     lease_seconds: float = 30.0,
+    max_concurrent: int | None = None,
+    tokens_per_day: int | None = None,
+    coalesce_minutes: float = 60.0,
 ) -> Bot:
     store, jobs, shown = SqlStore(engine), SqlJobQueue(engine), SqlSurfaceMessages(engine)
     identity = BotIdentity(client)
@@ -156,6 +162,9 @@ def assemble(
         Access(projects, SlackDirectory(client)),
         Callbacks(wake, sync.kick),
         keys=SqlIdempotency(engine),
+        gates=Gates(
+            store, projects, max_concurrent, tokens_per_day, timedelta(minutes=coalesce_minutes)
+        ),
     )
     acks = AfterAck()
     app = build_app(client, signing_secret, Deps(cases, store, shown), acks, identity)
@@ -305,12 +314,23 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             links=backlinks(settings),
             workers=options.workers,
             lease_seconds=lease,
+            max_concurrent=settings.incident_bot_max_concurrent,
+            tokens_per_day=limits.tokens_per_day,
+            coalesce_minutes=settings.incident_bot_coalesce_minutes,
         )
         # After a restart, every thread still in flight is brought up to date.
         await wake_on_jobs(stack, engine, bot.workers, settings.incident_bot_poll_seconds)
         for summary in await bot.store.recent(None, 500):
             bot.sync.kick(summary.id)
         tasks = bot.run(stop)
+        if options.listen and settings.incident_bot_backfill_hours:  # what came in while down
+            recording = (scenario.sentry, scenario.scope.sentry_project) if scenario else None
+            lister = backfill.lister_for(os.environ, settings.sentry_api_url, recording)
+            hours = settings.incident_bot_backfill_hours
+            if lister is not None:
+                tasks.append(
+                    asyncio.create_task(backfill.at_start(bot.cases, bot.store, lister, hours))
+                )
         runner = None
         socket_handler = None
         try:
@@ -319,6 +339,9 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
             elif options.http:
                 front = bot.web_app(path="/slack/events")
                 metrics.add_routes(front, engine, runtime.ready if runtime else dict)
+                http_api.attach(
+                    front, bot.cases, bot.store, os.environ, settings.incident_bot_config
+                )
                 runner = web.AppRunner(front)
                 await runner.setup()
                 site = web.TCPSite(runner, options.host, options.port)

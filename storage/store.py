@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from datetime import time as dt_time
 from typing import Any
@@ -27,6 +27,7 @@ class InvestigationSummary(BaseModel):
     state: State
     requester: str | None
     created_at: datetime
+    project: str = ""
 
 
 def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
@@ -51,6 +52,8 @@ def _aggregate_fields(inv: Investigation) -> dict[str, Any]:
                 "publication",
                 "discarded",
                 "duplicate_of",
+                "rerun_of",
+                "superseded_by",
             },
         ),
         "subject": inv.subject,
@@ -275,6 +278,78 @@ class SqlStore:
         async with self._engine.connect() as conn:
             rows = await conn.execute(query)
             return [InvestigationSummary.model_validate(r._mapping) for r in rows]
+
+    async def page(
+        self,
+        *,
+        projects: list[str] | None = None,
+        states: list[State] | None = None,
+        limit: int = 50,
+        after: tuple[datetime, str] | None = None,
+    ) -> list[InvestigationSummary]:
+        """Newest first, filtered by project and state; `after` is the (created_at, id) of
+        the last row of the previous page (keyset pagination: stable while rows are added)."""
+        project_key = investigations.c.scope["project_key"].as_string()
+        query = select(
+            investigations.c.id,
+            investigations.c.question,
+            investigations.c.state,
+            investigations.c.requester,
+            investigations.c.created_at,
+            project_key.label("project"),
+        )
+        if projects is not None:
+            query = query.where(project_key.in_(projects))
+        if states:
+            query = query.where(investigations.c.state.in_([s.value for s in states]))
+        if after is not None:
+            created, last_id = after
+            query = query.where(
+                (investigations.c.created_at < created)
+                | ((investigations.c.created_at == created) & (investigations.c.id < last_id))
+            )
+        query = query.order_by(investigations.c.created_at.desc(), investigations.c.id.desc())
+        async with self._engine.connect() as conn:
+            rows = await conn.execute(query.limit(max(limit, 0)))
+            return [InvestigationSummary.model_validate(r._mapping) for r in rows]
+
+    async def active_count(self, project: str | None = None) -> int:
+        """Investigations queued, running or waiting for an answer (of one project)."""
+        query = select(func.count()).where(
+            investigations.c.state.in_(("QUEUED", "RUNNING", "WAITING_FOR_OPERATOR"))
+        )
+        if project is not None:
+            query = query.where(investigations.c.scope["project_key"].as_string() == project)
+        async with self._engine.connect() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+    async def investigated(self, subjects: Sequence[str], project: str) -> set[str]:
+        """Those of `subjects` some investigation of `project` is (or was) about."""
+        if not subjects:
+            return set()
+        query = select(investigations.c.subject).where(
+            investigations.c.subject.in_(list(subjects)),
+            investigations.c.scope["project_key"].as_string() == project,
+        )
+        async with self._engine.connect() as conn:
+            return {str(r.subject) for r in await conn.execute(query)}
+
+    async def latest_on(self, inv: Investigation, since: datetime) -> str | None:
+        """The newest other investigation of the same project on the same subject created
+        at or after `since`, whatever its state."""
+        query = (
+            select(investigations.c.id)
+            .where(
+                investigations.c.subject == inv.subject,
+                investigations.c.id != inv.id,
+                investigations.c.created_at >= since,
+                investigations.c.scope["project_key"].as_string() == inv.scope.project_key,
+            )
+            .order_by(investigations.c.created_at.desc(), investigations.c.id.desc())
+            .limit(1)
+        )
+        async with self._engine.connect() as conn:
+            return (await conn.execute(query)).scalar_one_or_none()
 
     async def running_on(self, inv: Investigation) -> str | None:
         """An earlier investigation of the same project still at work on the same subject."""

@@ -1,7 +1,8 @@
-"""The buttons: Edit, Approve & publish, Discard, Create anyway, Continue."""
+"""The buttons: Edit, Approve & publish, Discard, Create anyway, Continue, Re-run."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -65,3 +66,14 @@ def register(app: AsyncApp, after_ack: Any, client: AsyncWebClient, cases: Inves
         if value is not None:
             inv_id, version = str(value["investigation_id"]), int(value["version"])
             await tell(actor, await cases.continue_run(actor, inv_id, version, CONTINUE_CALLS))
+
+    @after_ack(app.action(blocks.ACTION_RERUN))
+    async def on_rerun(body: dict[str, Any], action: dict[str, Any]) -> None:
+        actor, value = await clicked(body, action)
+        if value is None:
+            return
+        # The clicker's language when Slack sends it (the user's locale), else the old run's.
+        locale = (body.get("user") or {}).get("locale")
+        actor = dataclasses.replace(actor, language=locale if isinstance(locale, str) else None)
+        outcome = await cases.rerun(actor, str(value["investigation_id"]))
+        await tell(actor, outcome)

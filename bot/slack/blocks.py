@@ -56,6 +56,7 @@ ACTION_DRAFT_EDIT = "draft_edit"
 ACTION_DRAFT_APPROVE = "draft_approve"
 ACTION_DRAFT_DISCARD = "draft_discard"
 ACTION_CREATE_ANYWAY = "publish_create_anyway"
+ACTION_RERUN = "rerun"
 CALLBACK_DRAFT_EDIT = "draft_edit_submit"
 CALLBACK_INVESTIGATE = "investigate_submit"
 SHORTCUT_INVESTIGATE = "investigate_this"  # the message shortcut (manifest.yml)
@@ -100,7 +101,10 @@ STATE_LABELS: dict[State, tuple[str, str]] = {
     State.PUBLISH_QUEUED: (":outbox_tray:", "Publishing issue"),
     State.PUBLISHED: (":memo:", "Issue published"),
     State.PUBLISH_UNKNOWN: (":grey_question:", "Publish outcome unknown"),
+    State.SKIPPED: (":no_entry_sign:", "Skipped"),
 }
+# A finished, stopped or skipped investigation can be run again from its root message.
+RERUNNABLE = frozenset({State.COMPLETED, State.STOPPED, State.PUBLISHED, State.SKIPPED})
 
 SOURCE_LABELS: dict[str, tuple[str, str]] = {
     "sentry": (":rotating_light:", "Sentry"),
@@ -502,7 +506,17 @@ def root_message(inv: Investigation, thread_link: str | None = None) -> dict[str
         _fields(fields),
     ]
     d = inv.diagnosis
-    if inv.state is State.STOPPED:
+    if inv.superseded_by is not None:
+        blocks.append(
+            _section(
+                f":repeat: *Superseded* by a re-run ({code(inv.superseded_by[:8])}) "
+                "further down this thread; this report is kept for the record."
+            )
+        )
+    if inv.state is State.SKIPPED:
+        reason = escape(inv.stop_reason or "no reason recorded")
+        blocks.append(_section(f"*Skipped, not investigated:* {reason}"))
+    elif inv.state is State.STOPPED:
         reason = escape(inv.stop_reason or "no reason recorded")
         blocks.append(_section(f"*Stopped:* {reason}"))
     elif inv.state is State.WAITING_FOR_OPERATOR:
@@ -522,8 +536,12 @@ def root_message(inv: Investigation, thread_link: str | None = None) -> dict[str
             f"Budget used: {_budget(inv)}",
             _plural(len(inv.evidence), "evidence item"),
             link(thread_link, "Open thread") if _safe_url(thread_link) else None,
+            f"Re-run of {code(inv.rerun_of[:8])}" if inv.rerun_of else None,
         )
     )
+    if inv.state in RERUNNABLE and inv.superseded_by is None:
+        value = {"investigation_id": inv.id}
+        blocks.append(ActionsBlock(elements=[_button("Re-run", ACTION_RERUN, value)]))
     text = f"{emoji} {label}: {escape(clip(inv.question, 200))}"
     return _message(
         text,
@@ -733,7 +751,9 @@ def diagnosis_message(
         if d.recommended_check:
             blocks.append(_section(f"*Recommended check*\n{escape(d.recommended_check)}"))
     blocks.append(_context(f"Budget used: {_budget(inv)}", f"Investigation {code(inv.id[:8])}"))
-    if stopped:
+    if inv.superseded_by is not None:
+        blocks.append(_section(":repeat: _Superseded by a re-run further down this thread._"))
+    elif stopped:
         value = {"investigation_id": inv.id, "version": inv.version}
         blocks.append(
             ActionsBlock(
@@ -810,6 +830,15 @@ def draft_message(inv: Investigation) -> dict[str, Any]:
     """
     dr = _require_draft(inv)
     ref = draft_ref(inv)
+    if inv.superseded_by is not None and inv.approval is None:
+        return _message(
+            f"GitHub issue draft v{dr.version} superseded: {escape(clip(dr.title, 200))}",
+            [
+                *_draft_blocks(inv, dr),
+                _section(":repeat: Superseded by a re-run: this draft can no longer be published."),
+            ],
+            _metadata(EVENT_DRAFT, **ref, status="superseded"),
+        )
     if inv.discarded:
         return _message(
             f"GitHub issue draft v{dr.version} discarded: {escape(clip(dr.title, 200))}",
@@ -1125,8 +1154,15 @@ def investigate_modal(
 # -- App Home -----------------------------------------------------------------------------
 
 
-def home_view(items: list[tuple[str, str, State, str | None]]) -> dict[str, Any]:
-    """The user's recent investigations: (investigation_id, question, state, thread permalink)."""
+SKIPPED_ITEMS = 10
+
+
+def home_view(
+    items: list[tuple[str, str, State, str | None]],
+    skipped: Sequence[tuple[str, str, str]] = (),
+) -> dict[str, Any]:
+    """The user's recent investigations: (investigation_id, question, state, thread permalink);
+    then the runs a gate skipped (investigation_id, question, reason), for everyone to see."""
     blocks: list[Block] = [_header("Your investigations")]
     how_to = f"Start one in a channel with {code(USAGE)}, or use *Investigate this* on a message."
     if not items:
@@ -1140,6 +1176,13 @@ def home_view(items: list[tuple[str, str, State, str | None]]) -> dict[str, Any]
             blocks.append(_section(f"{title}\n{emoji} {label} · {code(inv_id[:8])}"))
         if len(items) > HOME_ITEMS:
             blocks.append(_context(f"Showing the {HOME_ITEMS} most recent of {len(items)}."))
+    if skipped:
+        emoji, label = STATE_LABELS[State.SKIPPED]
+        blocks += [DividerBlock(), _header("Skipped, not investigated")]
+        for inv_id, question, reason in skipped[:SKIPPED_ITEMS]:
+            q = escape(clip(" ".join(question.split()), 200))
+            why = escape(clip(reason, 300))
+            blocks.append(_section(f"*{q}*\n{emoji} {label}: {why} · {code(inv_id[:8])}"))
     return View(type="home", blocks=blocks).to_dict()
 
 

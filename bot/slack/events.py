@@ -7,6 +7,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from agent.domain import State
 from bot.slack import blocks
 from bot.slack.reply import ephemeral, team_of
 from bot.usecases.investigations import Investigations
@@ -50,7 +51,12 @@ def register(
             if root and root.ts:
                 link = await permalink(client, root.channel, root.ts)
             items.append((summary.id, summary.question, summary.state, link))
-        await client.views_publish(user_id=user, view=blocks.home_view(items))
+        # What the gates skipped is everyone's to see: an alert has no requester.
+        skipped = [
+            (s.id, s.question, (await store.load(s.id)).stop_reason or "")
+            for s in await store.page(states=[State.SKIPPED], limit=blocks.SKIPPED_ITEMS)
+        ]
+        await client.views_publish(user_id=user, view=blocks.home_view(items, skipped))
 
 
 async def permalink(client: AsyncWebClient, channel: str, ts: str) -> str | None:

@@ -137,9 +137,12 @@ class SlackSync:
             if inv.origin.surface != "slack" or not inv.origin.channel:
                 return
             shown = await self.shown.all_for(inv.id)
+            # A re-run posts its own root message and cards in the thread it re-runs.
+            thread = await self._thread_of(inv)
             # The root is posted if missing but updated last: cards first, then its state.
             root_message = blocks.root_message(inv)
-            root = await self._show(inv, shown, "root", root_message, None, update=False)
+            root = await self._show(inv, shown, "root", root_message, thread, update=False)
+            root = thread or root
             for ev in inv.evidence:
                 await self._show(inv, shown, ev.id, blocks.evidence_card(inv.id, ev), root)
             for call_id, question in asked(inv):
@@ -153,7 +156,7 @@ class SlackSync:
                 )
                 await self._show(inv, shown, "duplicate", blocks.duplicate_message(inv, link), root)
             elif inv.diagnosis is not None or inv.state is State.STOPPED:
-                links = await self._links(inv, shown)
+                links = await self._links(inv, shown, root)
                 payload = blocks.diagnosis_message(inv, links, extra_calls=CONTINUE_CALLS)
                 await self._show(inv, shown, "diagnosis", payload, root)
             if inv.draft is not None:
@@ -165,7 +168,17 @@ class SlackSync:
                     if payload is not None:
                         await self._show(inv, shown, f"publish:{n}", payload, root)
             # The root shows the state last, once its thread is complete.
-            await self._show(inv, shown, "root", root_message, None)
+            await self._show(inv, shown, "root", root_message, thread)
+
+    async def _thread_of(self, inv: Investigation) -> str | None:
+        """The ts of the thread a re-run answers in; None for an investigation that opens
+        its own. ThreadBusy (try again soon) while that thread's root is not posted yet."""
+        if inv.origin.thread_of is None:
+            return None
+        root = (await self.shown.all_for(inv.origin.thread_of)).get("root")
+        if root is None or not root.ts:
+            raise ThreadBusy(inv.origin.thread_of)
+        return root.ts
 
     # -- the publication saga's "link back in Slack" side step (agent.publish.Backlink) ---
 
@@ -374,15 +387,16 @@ class SlackSync:
             except (SlackApiError, aiohttp.ClientError, TimeoutError, OSError) as exc:
                 log.warning("no workspace URL for permalinks yet: %r", exc)
 
-    async def _links(self, inv: Investigation, shown: dict[str, Shown]) -> dict[str, str]:
-        """Permalinks of the evidence cards."""
+    async def _links(
+        self, inv: Investigation, shown: dict[str, Shown], thread: str
+    ) -> dict[str, str]:
+        """Permalinks of the evidence cards in `thread`."""
         await self._workspace()
-        root = shown.get("root")
         links = {}
         for ev in inv.evidence:
             record = shown.get(ev.id)
-            if record and record.ts and root and root.ts:
-                links[ev.id] = self._permalink(record.channel, record.ts, root.ts) or ""
+            if record and record.ts:
+                links[ev.id] = self._permalink(record.channel, record.ts, thread) or ""
         return links
 
     def _permalink(self, channel: str, ts: str, thread: str | None) -> str | None:

@@ -20,6 +20,8 @@ class Action(StrEnum):
     CONTINUE = "continue"
     CREATE_ANYWAY = "create anyway"
     ANSWER = "answer"
+    RERUN = "re-run"
+    CANCEL = "cancel"
 
 
 # Who besides an approver may do each action. The requester may answer the bot's question
@@ -28,7 +30,11 @@ class Action(StrEnum):
 # binds the exact version and hash, and with require_other_approver it must come from
 # someone else. Approve, Create anyway and Discard (which ends the draft for good) take
 # an approver.
-REQUESTER_MAY = frozenset({Action.ANSWER, Action.CONTINUE, Action.EDIT})
+# A re-run or a cancel is theirs too: it publishes nothing, and the person who asked may
+# stop or restart their own request.
+REQUESTER_MAY = frozenset(
+    {Action.ANSWER, Action.CONTINUE, Action.EDIT, Action.RERUN, Action.CANCEL}
+)
 WHO_ELSE = {a: " or the requester" for a in REQUESTER_MAY}
 # Publishing actions: with require_other_approver, never the requester.
 PUBLISHING = frozenset({Action.APPROVE, Action.CREATE_ANYWAY})
@@ -52,7 +58,7 @@ class Access:
             return Refused("forbidden", "This project is no longer configured.")
         if action in REQUESTER_MAY and actor.user == inv.requester:
             return None
-        if not await self.is_approver(project, actor.user):
+        if not await self.is_approver(project, actor):
             if action in PUBLISHING:
                 return Refused("forbidden", "Only the project's approvers can publish this draft.")
             return Refused(
@@ -84,8 +90,12 @@ class Access:
             )
         return None
 
-    async def is_approver(self, project: Project, user: str) -> bool:
-        """Listed by id, or a member of the approvers' user group; anyone when neither is set."""
+    async def is_approver(self, project: Project, actor: Actor) -> bool:
+        """Listed by id, or a member of the approvers' user group; anyone when neither is set.
+        A surface that vouches for its callers itself (the HTTP API's tokens) says so."""
+        if project.key in actor.approves:
+            return True
+        user = actor.user
         if not project.approvers and not project.approver_group:
             return True
         if user in project.approvers:

@@ -1,12 +1,14 @@
-"""The use cases: start, answer, edit the draft, approve, create anyway, discard, continue."""
+"""The use cases: start, answer, edit the draft, approve, create anyway, discard, continue,
+re-run and cancel."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from agent import locale
 from agent.domain import Investigation, Origin, Scope, State, utcnow
 from agent.errors import (
     ConcurrencyError,
@@ -18,6 +20,7 @@ from agent.errors import (
 )
 from agent.ports import InvestigationStore, JobQueue
 from bot.usecases.access import Access, Action
+from bot.usecases.gates import Gates
 from bot.usecases.intake import open_once
 from bot.usecases.ports import Keys, Notify
 from bot.usecases.request import Request, parse
@@ -26,6 +29,8 @@ from bot.worker import INVESTIGATE, PUBLISH
 from storage.idempotency import KeyReused
 
 RACED = "Someone acted on it first; nothing changed."
+# A re-run or a cancel of a run at work races its worker's saves: read it again this often.
+RACE_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -52,9 +57,10 @@ class Investigations:
         notify: Notify,
         keys: Keys | None = None,
         clock: Callable[[], datetime] = utcnow,
+        gates: Gates | None = None,
     ) -> None:
         self.store, self.jobs, self.access, self.notify = store, jobs, access, notify
-        self.keys, self.clock = keys, clock
+        self.keys, self.clock, self.gates = keys, clock, gates
 
     # -- start ----------------------------------------------------------------
 
@@ -75,6 +81,32 @@ class Investigations:
         }
         return await self.open(actor, request, key, fingerprint)
 
+    async def start_in(
+        self,
+        actor: Actor,
+        project_key: str,
+        question: str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        key: str | None = None,
+        fingerprint: dict[str, Any] | None = None,
+    ) -> Done | Refused:
+        """A request that names its project and window itself (the HTTP API, an alert):
+        the window defaults to the project's, ending now."""
+        project = self.access.projects.projects.get(project_key)
+        if project is None:
+            return Refused("invalid", f"unknown project `{project_key}`", "project")
+        for name, moment in (("since", since), ("until", until)):
+            if moment is not None and moment.utcoffset() is None:
+                return Refused("invalid", f"{name} has no time zone (add Z or +00:00)", name)
+        now = self.clock()
+        until = until or now
+        since = since or until - timedelta(hours=project.window_hours)
+        request = Request(
+            project=project, question=question, since=since, until=until, asked_at=now
+        )
+        return await self.open(actor, request, key, fingerprint)
+
     async def open(
         self,
         actor: Actor,
@@ -82,20 +114,48 @@ class Investigations:
         key: str | None = None,
         fingerprint: dict[str, Any] | None = None,
     ) -> Done | Refused:
+        scope = scope_of(request)
+        language = locale.normalize(actor.language)
+        if language in locale.NAMES:  # the caller's language (Accept-Language) first
+            scope.language = language
         try:
-            inv = Investigation.open(request.question, scope_of(request), requester=actor.user)
+            inv = Investigation.open(request.question, scope, requester=actor.user)
         except InputError as exc:
             return Refused("invalid", str(exc), "question")
         inv.origin = Origin(
             surface=actor.surface, channel=actor.channel, team=actor.team, user=actor.user
         )
+        return await self.admit(inv, key, fingerprint)
+
+    async def admit(
+        self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
+    ) -> Done | Refused:
+        """Store and queue a new investigation through the gates: it joins a run on the
+        same Sentry issue, or is stored SKIPPED with the reason, or is queued."""
+        if self.gates is None:
+            return await self._create(inv, key, fingerprint)
+        async with self.gates.lock:
+            verdict = await self.gates.check(inv)
+            if verdict.join is not None:
+                joined = await self.store.load(verdict.join)
+                return Done(
+                    joined, fresh=False, note=f"Joined the run already on it ({joined.id})."
+                )
+            if verdict.skip is not None:
+                inv.skip(verdict.skip)
+            return await self._create(inv, key, fingerprint)
+
+    async def _create(
+        self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
+    ) -> Done | Refused:
         try:
             inv, fresh = await open_once(self.store, self.jobs, self.keys, inv, key, fingerprint)
         except KeyReused as exc:
             return Refused("conflict", str(exc))
         self.notify.wake_workers()
         self.notify.changed(inv.id)
-        return Done(inv, fresh=fresh)
+        note = f"Skipped: {inv.stop_reason}" if inv.state is State.SKIPPED else None
+        return Done(inv, fresh=fresh, note=note)
 
     # -- the run --------------------------------------------------------------
 
@@ -105,7 +165,7 @@ class Investigations:
         """The reply to the question the run waits on. `delivery` names one delivery of the
         request (Slack's event_id): a redelivery is taken once, or a retried first answer
         could answer a later question."""
-        inv = await self._load(investigation_id)
+        inv = await self._current(investigation_id)
         if isinstance(inv, Refused):
             return inv
         if inv.state is not State.WAITING_FOR_OPERATOR:
@@ -142,6 +202,8 @@ class Investigations:
         refused = await self.access.check(Action.CONTINUE, actor, inv)
         if refused:
             return refused
+        if inv.superseded_by is not None:
+            return stale(inv)
         if inv.version != version or inv.state is not State.STOPPED:
             return Refused("conflict", "This run already moved on.")
         inv.continue_with(extra_calls)
@@ -257,6 +319,61 @@ class Investigations:
         self._changed(inv, work=True)
         return Done(inv)
 
+    # -- re-run and cancel ----------------------------------------------------
+
+    async def rerun(self, actor: Actor, investigation_id: str) -> Done | Refused:
+        """Run the investigation afresh in the same thread: a run at work is stopped, the
+        old report is marked superseded, and a new investigation of the same question (its
+        window moved to now when it ended at the time of asking) is queued. The language
+        is the caller's when the surface knows it, else the one the old run used."""
+        for _ in range(RACE_RETRIES):
+            old = await self._load(investigation_id)
+            if isinstance(old, Refused):
+                return old
+            refused = await self.access.check(Action.RERUN, actor, old)
+            if refused:
+                return refused
+            if old.superseded_by is not None:
+                return Refused(
+                    "conflict", f"This was already re-run ({old.superseded_by}). Nothing changed."
+                )
+            try:
+                fresh = rerun_of(old, actor, self.clock())
+                old.supersede(fresh.id)
+            except InputError as exc:
+                return Refused("invalid", str(exc))
+            except IllegalTransition as exc:
+                return Refused("conflict", f"{exc}. Nothing was changed.")
+            try:
+                await self.store.save(old)  # a worker still on it loses its next save
+            except ConcurrencyError:
+                continue  # its worker saved meanwhile: read it again
+            self.notify.changed(old.id)
+            # Through the same gates as any new run: over a cap it is stored SKIPPED.
+            return await self.admit(fresh, None, None)
+        return Refused("conflict", RACED)
+
+    async def cancel(self, actor: Actor, investigation_id: str) -> Done | Refused:
+        """Stop a run that is queued, running or waiting; what it gathered is kept."""
+        for _ in range(RACE_RETRIES):
+            inv = await self._load(investigation_id)
+            if isinstance(inv, Refused):
+                return inv
+            refused = await self.access.check(Action.CANCEL, actor, inv)
+            if refused:
+                return refused
+            try:
+                inv.cancel(f"cancelled by {actor.user}")
+            except IllegalTransition as exc:
+                return Refused("conflict", f"{exc}. Nothing was changed.")
+            try:
+                await self.store.save(inv)
+            except ConcurrencyError:
+                continue
+            self._changed(inv)
+            return Done(inv)
+        return Refused("conflict", RACED)
+
     # -- the steps every use case shares ---------------------------------------
 
     async def _load(self, investigation_id: str) -> Investigation | Refused:
@@ -264,6 +381,16 @@ class Investigations:
             return await self.store.load(investigation_id)
         except NotFound:
             return Refused("not_found", "There is no such investigation.")
+
+    async def _current(self, investigation_id: str) -> Investigation | Refused:
+        """The investigation a thread is about now: the last re-run of the one that opened
+        it (a reply in the thread answers that one)."""
+        inv = await self._load(investigation_id)
+        seen = set()
+        while not isinstance(inv, Refused) and inv.superseded_by and inv.id not in seen:
+            seen.add(inv.id)
+            inv = await self._load(inv.superseded_by)
+        return inv
 
     async def _save(self, inv: Investigation) -> Refused | None:
         try:
@@ -279,12 +406,36 @@ class Investigations:
 
 
 def stale(inv: Investigation) -> Refused:
+    if inv.superseded_by is not None:
+        return Refused(
+            "conflict",
+            f"This report was superseded by a re-run ({inv.superseded_by[:8]}); act on the "
+            "re-run's draft. Nothing was changed.",
+        )
     current = f"v{inv.draft.version}" if inv.draft else "none"
     return Refused(
         "conflict",
         f"That draft is out of date (the current one is {current}, state {inv.state}). "
         "Nothing was changed.",
     )
+
+
+def rerun_of(old: Investigation, actor: Actor, now: datetime) -> Investigation:
+    """A new investigation of `old`'s question in `old`'s thread, for the same requester."""
+    scope = old.scope
+    changes: dict[str, Any] = {"asked_at": now}
+    if scope.asked_at is not None and scope.until >= scope.asked_at:
+        # The window ended "now" when it was asked: it ends now again, just as long.
+        changes |= {"since": now - (scope.until - scope.since), "until": now}
+    language = locale.normalize(actor.language)
+    if language in locale.NAMES:
+        changes["language"] = language
+    inv = Investigation.open(old.question, scope.model_copy(update=changes), old.requester)
+    inv.origin = old.origin.model_copy(
+        update={"user": actor.user, "thread_of": old.origin.thread_of or old.id}
+    )
+    inv.rerun_of = old.id
+    return inv
 
 
 def scope_of(request: Request) -> Scope:

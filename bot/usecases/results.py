@@ -19,6 +19,11 @@ class Actor:
     surface: str = "slack"
     team: str | None = None
     channel: str | None = None
+    # The projects whose drafts this caller may approve, as a surface that vouches for its
+    # callers says (an HTTP token's role); Slack's approvers come from the projects file.
+    approves: frozenset[str] = frozenset()
+    # The language the caller reads (Slack's user locale, HTTP's Accept-Language).
+    language: str | None = None
 
 
 @dataclass(frozen=True)

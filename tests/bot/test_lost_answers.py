@@ -14,9 +14,9 @@ import pytest
 
 from agent.domain import Investigation, Origin, State
 from bot.config import Settings
-from bot.recorded import load_scenario
 from bot.serve import slack_client
 from bot.slack.sync import SlackSync
+from recorded.scenario import load_scenario
 from storage.db import create_engine, create_schema
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages

@@ -179,17 +179,22 @@ class _Observer:
 
 
 class _Counting:
-    """A retry handler of the client, counting the retries it decides."""
+    """A retry handler of the client, counting the retries it decides by what they follow:
+    a rate limit, a server error or a connection that failed."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.reason = type(inner).__name__.removeprefix("Async").removesuffix("RetryHandler")
 
     async def can_retry_async(self, **kwargs: Any) -> bool:
         return bool(await self.inner.can_retry_async(**kwargs))
 
     async def prepare_for_next_attempt_async(self, **kwargs: Any) -> None:
-        SLACK_RETRIES.labels(self.reason or "other").inc()
+        response = kwargs.get("response")
+        if response is None:
+            reason = "ConnectionError"
+        else:
+            reason = "RateLimitError" if response.status_code == 429 else "ServerError"
+        SLACK_RETRIES.labels(reason).inc()
         await self.inner.prepare_for_next_attempt_async(**kwargs)
 
 

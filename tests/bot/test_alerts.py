@@ -16,6 +16,7 @@ import pytest
 
 from agent.domain import State
 from tests.bot.test_api import Api, running_api
+from tests.bot.test_slack import recording
 
 SECRET = "sentry-client-secret"
 ALERTS = "C0ALERTS"
@@ -186,13 +187,14 @@ async def test_a_burst_of_alerts_coalesces_per_issue_and_skips_over_the_cap(
         max_concurrent=3,
     ) as api:
         gate = asyncio.Event()
-        healthy = api.runtime.sentry.call_tool
+        sentry = recording(api.runtime)
+        healthy = sentry.call_tool
 
         async def held(name: str, arguments: dict[str, Any]):
             await gate.wait()  # the runs stay at work through the burst
             return await healthy(name, arguments)
 
-        api.runtime.sentry.call_tool = held  # type: ignore[method-assign]
+        sentry.call_tool = held
         try:
             alerts = [event_alert(str(1000 + n % 10)) for n in range(100)]
             deliveries = [delivery(resource="event_alert", payload=a) for a in alerts]

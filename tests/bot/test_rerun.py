@@ -24,6 +24,7 @@ from tests.bot.test_slack import (
     REQUESTER,
     Bot,
     bot_key,
+    recording,
     running_bot,
     wait_until,
 )
@@ -124,7 +125,8 @@ async def test_rerun_of_a_finished_investigation_in_its_own_thread(served):
 async def test_an_approver_reruns_a_stopped_run_in_the_language_of_the_click(served):
     bot = served
     calls = 0
-    healthy = bot.runtime.sentry.call_tool
+    sentry = recording(bot.runtime)
+    healthy = sentry.call_tool
 
     async def flaky(name: str, arguments: dict[str, Any]):
         nonlocal calls
@@ -133,7 +135,7 @@ async def test_an_approver_reruns_a_stopped_run_in_the_language_of_the_click(ser
             raise SourceUnavailable("Sentry answered 503")
         return await healthy(name, arguments)
 
-    bot.runtime.sentry.call_tool = flaky  # type: ignore[method-assign]
+    sentry.call_tool = flaky
     await bot.command("errores al guardar pedidos")
     stopped = await bot.settled(State.STOPPED)
     assert stopped.scope.language != "en"

@@ -7,10 +7,9 @@ import sys
 import time
 from pathlib import Path
 
-from bot.usecases.intake import open_once
-from bot.recorded import load_scenario
-
 from agent.domain import Investigation, State
+from bot.usecases.intake import open_once
+from recorded.scenario import load_scenario
 from storage import SqlJobQueue, SqlStore, create_engine, create_schema
 from tests.fakes.slack import FakeSlack
 

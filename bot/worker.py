@@ -74,6 +74,8 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError, ConcurrencyError):
                 await heartbeat
         await self.jobs.complete(job)
+        # With the "runs" line, the span this worker held the job: claims can be audited.
+        log.info("worker %s completed the job %s (attempt %d)", self.name, job.id, job.attempts)
         return True
 
     async def run_forever(self, stop: asyncio.Event) -> None:
@@ -112,7 +114,9 @@ class Worker:
 
     async def _run(self, job: Job) -> None:
         INVESTIGATION.set(job.investigation_id)  # every log line of this job names it
-        log.info("worker %s runs the %s job %s", self.name, job.kind, job.id)
+        log.info(
+            "worker %s runs the %s job %s (attempt %d)", self.name, job.kind, job.id, job.attempts
+        )
         inv = await self.store.load(job.investigation_id)
         if job.kind == INVESTIGATE:
             if inv.state in (State.QUEUED, State.RUNNING):

@@ -32,6 +32,8 @@ chat-completions rules a real server enforces (a tool message answering no earli
 tool call, a tool call left unanswered, arguments that are not a string, a bad tool
 name …) gets 400 and is listed in ``problems``; so is a request with nothing scripted.
 
+``delay`` (seconds) is waited before each answer, as a real model takes time to generate.
+
 ``retry_after`` defaults to "0.001": the groq SDK honours retry-after only when it is
 above 0 (a ``Retry-After: 0`` falls back to its 0.5 s → 8 s backoff), so a tiny positive
 value keeps retries instant.
@@ -82,12 +84,15 @@ class FakeChat:
         retry_after: str | None = "0.001",
         default_usage: tuple[int, int] | None = None,
         policy: Callable[[JSONDict], Response] | None = None,
+        delay: float = 0.0,
     ) -> None:
         self.api_key = api_key
         self.retry_after = retry_after
         self.default_usage = default_usage
         # Answers the requests nothing is scripted for, from the request body alone.
         self.policy = policy
+        # Seconds before each answer: a model's generation time, so clients wait on I/O.
+        self.delay = delay
         self.requests: list[JSONDict] = []
         self.raw: list[str] = []
         self.authorizations: list[str | None] = []
@@ -172,6 +177,8 @@ class FakeChat:
             self.problems.append("no scripted response left")
             return self._error(400, "FakeChat: no scripted response left")
         step = self._script.popleft()
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if isinstance(step, int):
             return self._error(step, f"scripted failure {step}")
         if step is HOLD:

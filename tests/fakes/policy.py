@@ -256,3 +256,20 @@ class Explorer:
         if commit:
             out["commit"] = commit
         return out
+
+
+@dataclass
+class Searcher:
+    """FakeChat's ``policy`` for load: ``searches`` knowledge searches, then ``finish``. It
+    reads no tracker, so runs on one incident never stop as duplicates of one another, and
+    every run costs the same model calls (``searches`` + 1)."""
+
+    finish: dict[str, Any]
+    searches: int = 3
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        if done < self.searches:
+            query = ("customer reference", "orders null", "save order")[done % 3]
+            return {"tool_calls": [("search_knowledge", json.dumps({"query": query}))]}
+        return {"tool_calls": [("finish_investigation", json.dumps(self.finish))]}

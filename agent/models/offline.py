@@ -26,6 +26,7 @@ from agent.ports import ModelResponse, ToolSpec
 SENTRY_SEARCH = "sentry__search_issues"
 SENTRY_DETAILS = "sentry__get_issue_details"
 LIST_FILES = "code__list_directory"
+FIND_FILES = "code__find_files"
 SHOW = "git__git_show"
 BLAME = "code__git_blame"
 CHANGES = "code__git_changes"
@@ -188,10 +189,15 @@ class OfflineInvestigator:
             if ASK in offered and trail.asked == 0:
                 return ASK, {"question": self.words.which_revision}
             sha = "HEAD"  # nobody to ask: read the newest code, and say so
-        listing = trail.last(LIST_FILES)
-        if listing is None or trail.due(LIST_FILES):
-            return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
-        files = (listing.data or {}).get("entries") or []
+        finder = FIND_FILES if FIND_FILES in offered else LIST_FILES
+        listing = trail.last(finder)
+        if listing is None or trail.due(finder):
+            if finder == LIST_FILES:
+                return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
+            names = stacktrace.file_names(stacktrace.exceptions(event))
+            if names:
+                return FIND_FILES, {"revision": sha, "names": names}
+        files = ((listing.data or {}).get("entries") or []) if listing is not None else []
         crash = stacktrace.crash_frame(stacktrace.exceptions(event), files)
         if crash is None:
             return FINISH, self.conclude(trail)
@@ -245,7 +251,7 @@ class OfflineInvestigator:
             m = re.search(r"\b[0-9a-f]{7,40}\b", answer)
             if m:
                 return m.group(0)
-        listing = trail.ok(LIST_FILES)
+        listing = trail.ok(FIND_FILES) or trail.ok(LIST_FILES)
         if listing is not None and listing.arguments.get("revision") == "HEAD":
             return "HEAD"  # the release was unknown and nobody could be asked
         return None
@@ -261,7 +267,7 @@ class OfflineInvestigator:
 
     def _analyse(self, trail: Trail) -> Analysis | None:
         details = trail.ok(SENTRY_DETAILS)
-        listing = trail.ok(LIST_FILES)
+        listing = trail.ok(FIND_FILES) or trail.ok(LIST_FILES)
         if details is None or listing is None:
             return None
         event = details.data["event"]

@@ -39,6 +39,8 @@ MAX_GREP_RESULTS = 200
 MAX_SYMBOL_RESULTS = 50
 MAX_COMMITS = 20
 MAX_LIST_ENTRIES = 2_000
+MAX_FIND_NAMES = 64
+MAX_FIND_RESULTS = 500
 GIT_TIMEOUT = 30.0
 # Output past this is not read (the process is killed): a grep for "e" in a
 # monorepo must not pull hundreds of megabytes into the worker.
@@ -205,6 +207,11 @@ def _one_line(stderr: str, fallback: str) -> str:
     return fallback
 
 
+def _glob_literal(name: str) -> str:
+    """`name` as a glob pathspec that matches only itself: *, ?, [ and \\ escaped."""
+    return re.sub(r"([*?\[\\])", r"\\\1", name)
+
+
 # -- argument models (validation of what the model sends) ---------------------
 
 
@@ -232,6 +239,11 @@ class _ListArgs(_Args):
     revision: str
     path: str | None = ""
     recursive: bool = False
+
+
+class _FindArgs(_Args):
+    revision: str
+    names: list[str] = Field(min_length=1, max_length=MAX_FIND_NAMES)
 
 
 class _SymbolArgs(_Args):
@@ -338,6 +350,27 @@ TOOL_SPECS: list[ToolSpec] = [
                 },
             },
             "required": ["revision"],
+        },
+    ),
+    ToolSpec(
+        name="find_files",
+        description=(
+            "The files of a revision whose name is one of the given names (a bare file name or "
+            "a path as a stack frame reports it: its last component is what is matched), in "
+            "any folder. Use it to map stack frames to files without listing the repository."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "revision": _REVISION_PROP,
+                "names": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": MAX_FIND_NAMES,
+                    "description": "File names or frame paths, e.g. 'OrderService.java'.",
+                },
+            },
+            "required": ["revision", "names"],
         },
     ),
     ToolSpec(
@@ -504,6 +537,7 @@ class GitCodeTools:
             "git_blame": self._blame,
             "git_grep": self._grep,
             "list_directory": self._list_directory,
+            "find_files": self._find_files,
             "find_symbol": self._find_symbol,
             "git_changes": self._changes,
         }
@@ -727,6 +761,55 @@ class GitCodeTools:
             data={"revision": sha, "path": path, "entries": entries, "truncated": bool(shown)},
         )
 
+    async def _find_files(self, arguments: dict[str, Any]) -> ToolResult:
+        """git grep restricted by glob pathspecs to the names asked for: git only reads the
+        files of those names, so the cost follows the matches, not the size of the tree."""
+        args = _FindArgs.model_validate(arguments)
+        sha = await self.resolve(args.revision)
+        bases: list[str] = []
+        for raw in args.names:
+            base = str(raw).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
+            if base and base not in (".", "..") and base not in bases:
+                if any(ch in base for ch in "\x00\n\r"):
+                    raise ToolFailure("invalid file name: control characters are not allowed")
+                bases.append(base)
+        if not bases:
+            raise ToolFailure("give at least one file name")
+        # Each name is matched literally: glob characters in it are escaped.
+        specs = [f":(glob)**/{_glob_literal(b)}" for b in bases]
+        run = await self._git(
+            "grep",
+            "-l",
+            "-z",
+            "--no-color",
+            "-e",
+            "",
+            sha,
+            "--",
+            *specs,
+            literal=False,
+            check=False,
+        )
+        if run.returncode not in (0, 1) and not run.truncated:
+            raise ToolFailure(f"git grep failed: {_one_line(run.stderr, 'file search failed')}")
+        prefix = f"{sha}:"
+        found = sorted(
+            {p[len(prefix) :] if p.startswith(prefix) else p for p in run.stdout.split("\0") if p}
+        )
+        truncated = len(found) > MAX_FIND_RESULTS
+        found = found[:MAX_FIND_RESULTS]
+        head = f"{len(found)} file(s) named {', '.join(bases[:8])}"
+        head += " …" if len(bases) > 8 else ""
+        return ToolResult(
+            source="code",
+            title=f"files named {', '.join(bases[:3])}{' …' if len(bases) > 3 else ''} @ "
+            f"{_short(sha)}",
+            link=self._tree_link(sha, ""),
+            revision=sha,
+            text="\n".join([f"{head} @ {_short(sha)}", *found]),
+            data={"revision": sha, "names": bases, "entries": found, "truncated": truncated},
+        )
+
     async def _find_symbol(self, arguments: dict[str, Any]) -> ToolResult:
         args = _SymbolArgs.model_validate(arguments)
         name = args.name.strip()
@@ -918,15 +1001,17 @@ class GitCodeTools:
         if await self._object_type(sha, path) is None:
             raise ToolFailure(f"{path} does not exist at {_short(sha)}")
 
-    async def _git(self, *args: str, check: bool = True) -> _GitRun:
-        """Run git without a shell; read at most MAX_OUTPUT_BYTES of its output."""
+    async def _git(self, *args: str, check: bool = True, literal: bool = True) -> _GitRun:
+        """Run git without a shell; read at most MAX_OUTPUT_BYTES of its output.
+
+        Pathspecs are literal unless `literal=False`, for a caller that escapes its own."""
         env = {**os.environ, **_GIT_ENV}
         try:
             proc = await asyncio.create_subprocess_exec(
                 "git",
                 "-C",
                 str(self.repo_dir),
-                *_GIT_GLOBAL,
+                *(_GIT_GLOBAL if literal else _GIT_GLOBAL[1:]),
                 *args,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

@@ -133,7 +133,9 @@ async def test_is_a_toolset_with_schemas(small: GitCodeTools) -> None:
     files: RevisionFiles = small
     assert files is small
     specs = {spec.name: spec for spec in await small.get_tools()}
-    assert set(specs) == {"git_blame", "git_grep", "list_directory", "find_symbol", "git_changes"}
+    assert set(specs) == {
+        *("git_blame", "git_grep", "list_directory", "find_files", "find_symbol", "git_changes"),
+    }
     for spec in specs.values():
         assert spec.description
         assert spec.parameters["type"] == "object"
@@ -368,6 +370,26 @@ async def test_list_directory(small: GitCodeTools, small_repo: tuple[Path, list[
     assert (await call(small, "list_directory", revision=c1, path="docs")).is_error
     not_dir = await call(small, "list_directory", revision=c1, path="README.md")
     assert not_dir.is_error and "not a folder" in not_dir.text
+
+
+async def test_find_files_by_name_in_any_folder(
+    small: GitCodeTools, small_repo: tuple[Path, list[str]]
+) -> None:
+    _, (c1, _, c3) = small_repo
+    names = ["/srv/deploy/app/service.py", "app.js", "C:\\build\\main.go", "absent.py"]
+    r = await call(small, "find_files", revision="main", names=names)
+    assert r.data["entries"] == ["app/service.py", "go/main.go", "web/app.js"]
+    assert r.data["names"] == ["service.py", "app.js", "main.go", "absent.py"]
+    assert r.revision == c3 and r.link == f"https://github.com/acme/small/tree/{c3}"
+    # Each name is literal: glob characters match only themselves.
+    starred = await call(small, "find_files", revision="main", names=["*.py", "*", "[a]pp.js"])
+    assert starred.data["entries"] == []
+    spaced = await call(small, "find_files", revision=c3, names=["release notes.md"])
+    assert spaced.data["entries"] == ["docs/release notes.md"]
+    before = await call(small, "find_files", revision=c1, names=["release notes.md"])
+    assert before.data["entries"] == []
+    assert (await call(small, "find_files", revision="main", names=[])).is_error
+    assert (await call(small, "find_files", revision="main", names=["/"])).is_error
 
 
 async def test_find_symbol_across_languages(small: GitCodeTools) -> None:

@@ -309,10 +309,14 @@ class OfflineInvestigator:
             stack=list(stack.values()),
             first_seen=relevance.parse_time(issue.get("firstSeen")),
             blamed=(a.blame or {}).get("commit"),
+            source=lines,
         )
         history = trail.ok(CHANGES)
         if history is not None:
-            a.change = changes.pick(a.crash, (history.data or {}).get("commits") or [])
+            commits = (history.data or {}).get("commits") or []
+            a.ranking = changes.rank(a.crash, commits)
+            a.change = a.ranking[0] if a.ranking else None
+            a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
         if a.change is not None:
             if a.change.on_crash_line:
                 a.change_line = line
@@ -477,6 +481,8 @@ class Analysis:
     needs_file: bool = False
     doc_query: str = ""
     doc_terms: list[str] = field(default_factory=list)
+    ranking: list[changes.Change] = field(default_factory=list)
+    root: str | None = None  # the root commit of the history read, when it was reached
 
     @property
     def nullish(self) -> bool:

@@ -636,6 +636,8 @@ class GitCodeTools:
                         "author": info.get("author", ""),
                         "date": _iso(info.get("author-time", ""), info.get("author-tz", "+0000")),
                         "summary": info.get("summary", ""),
+                        # The oldest commit git has: a root, or the cut of a shallow history.
+                        "boundary": "boundary" in info,
                         "text": raw[1:],
                     }
                 )
@@ -881,7 +883,7 @@ class GitCodeTools:
             f"--unified={args.context}",
             "--src-prefix=a/",
             "--dst-prefix=b/",
-            "--format=%x1e%H%x1f%an%x1f%aI%x1f%s",
+            "--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%s",
             *span,
             "--",
             *paths,
@@ -890,12 +892,13 @@ class GitCodeTools:
         for chunk in run.stdout.split("\x1e")[1:]:
             header, _, patch = chunk.partition("\n")
             fields = header.split("\x1f")
-            if len(fields) != 4:
+            if len(fields) != 5:
                 continue
-            sha, author, date, summary = fields
+            sha, parents, author, date, summary = fields
             commits.append(
                 {
                     "sha": sha,
+                    "parents": parents.split(),
                     "author": author,
                     "date": date,
                     "summary": summary,

@@ -533,6 +533,12 @@ def score_hunk(
         return None  # only comments, formatting or blank lines
     if all(prose(t) for _, t in added) and all(prose(t) for t in removed):
         return None  # only docstring or comment text
+    if (
+        sig.rethrow
+        and path == crash.path
+        and all(_RETHROW.match(t) or _HANDLER.search(t) for _, t in added)
+    ):
+        return None  # it only changes how the failure is reported, not why it happens
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
     score, reasons = 0.0, []

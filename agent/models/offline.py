@@ -222,6 +222,15 @@ class OfflineInvestigator:
             return SHOW, {"revision": f"{sha}:{analysis.change.path}"}  # type: ignore[union-attr]
         if DOCS in offered and trail.last(DOCS) is None and analysis and analysis.doc_query:
             return DOCS, {"query": analysis.doc_query}
+        if (
+            analysis is not None
+            and ASK in offered
+            and trail.asked == 0
+            and trail.ok(CHANGES) is not None
+            and analysis.confidence()[0] == "low"
+        ):
+            # Nothing singles out a change: ask the operator rather than guess.
+            return ASK, {"question": self.words.ask_candidates(analysis)}
         return FINISH, self.conclude(trail)
 
     def choose_issue(self, trail: Trail, issues: list[dict[str, Any]]) -> dict[str, Any] | str:
@@ -314,7 +323,7 @@ class OfflineInvestigator:
         history = trail.ok(CHANGES)
         if history is not None:
             commits = (history.data or {}).get("commits") or []
-            a.ranking = changes.rank(a.crash, commits)
+            a.ranking = confirmed(changes.rank(a.crash, commits), trail.answers)
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
         if a.change is not None:
@@ -427,11 +436,15 @@ class OfflineInvestigator:
                     fact["quote"] = quote
                 facts.append(fact)
         suspect_path, line, commit = a.suspect()
+        confidence, raised, lowered = a.confidence()
         hyps.append(w.hypothesis(a))
         if a.change is not None and a.change.path != a.path:
             hyps.append(w.elsewhere(a))
+        hyps += [w.candidate(a, c) for c in a.ranking[1:3]]
         if a.change is None:
-            unsure.append(w.no_change_found)
+            unsure.append(w.history_cut(a) if a.history_cut else w.no_change_found)
+        elif confidence == "low":
+            unsure.append(w.weak_lead(a))
         unsure.append(w.no_previous_release)
         if a.revision == "HEAD":
             unsure.append(w.release_unknown)
@@ -440,11 +453,7 @@ class OfflineInvestigator:
         if doc_path is None:
             unsure.append(w.no_docs)
         unsure.append(w.one_event)
-        confidence = "low"
-        if a.change is not None and a.change_score >= 8 and doc_path:
-            confidence = "high"
-        elif a.change is not None and a.change_score >= 4:
-            confidence = "medium"
+        unsure.append(w.factors(raised, lowered))
         suspect = {
             "path": suspect_path,
             "line_start": line,
@@ -454,7 +463,7 @@ class OfflineInvestigator:
         if commit:
             suspect["commit"] = commit
         return {
-            "root_cause": w.root_cause(a),
+            "root_cause": w.root_cause(a, confidence),
             "facts": [f for f in facts if all(f["evidence"])],
             "hypotheses": hyps,
             "uncertainties": unsure,
@@ -495,8 +504,85 @@ class Analysis:
     def suspect(self) -> tuple[str, int, str | None]:
         if self.change is not None:
             return self.change.path, self.change_line or self.change.line, self.change.sha
-        commit = self.blame.get("commit") if self.blame else None
+        commit = self.blame.get("commit") if self.blame and not self.history_cut else None
         return self.path, self.frame.lineno or 1, commit
+
+    @property
+    def history_cut(self) -> bool:
+        """Blame of the crash line ends at the oldest commit available (a root, or the cut of
+        a shallow or truncated history): what changed the line before it cannot be seen."""
+        if not self.blame:
+            return False
+        return bool(self.blame.get("boundary")) or self.blame.get("commit") == self.root
+
+    @property
+    def runner_up(self) -> changes.Change | None:
+        return self.ranking[1] if len(self.ranking) > 1 else None
+
+    def confidence(self) -> tuple[str, list[str], list[str]]:
+        """The level, with what raised it and what lowered it.
+
+        high: one candidate clearly wins (well ahead of the next, on several features) and
+        the chain is complete — the release is known, the change is inside the window before
+        the first error, it is of a kind that raises this exception, and its line is known
+        at the release. low: nothing explains the exception, or the best candidate barely
+        explains it. medium otherwise."""
+        up: list[str] = []
+        down: list[str] = []
+        c = self.change
+        if c is None:
+            down.append("no change in the window explains the exception")
+            if self.history_cut:
+                down.append("the history before the crash line's commit is not available")
+            return "low", up, down
+        second = self.runner_up.score if self.runner_up is not None else 0.0
+        margin = c.score - second
+        if margin >= 4:
+            up.append(f"the suspect leads the next candidate by {margin:.1f} points")
+        elif self.runner_up is not None:
+            down.append(f"the next candidate is close ({second:.1f} against {c.score:.1f})")
+        if c.fits:
+            up.append("the change is of the kind that raises this exception")
+        else:
+            down.append("the change is not of a kind known to raise this exception")
+        if c.blamed:
+            up.append("blame of the crash line names the same commit")
+        if c.on_crash_line:
+            up.append("the change wrote the crash line itself")
+        if c.producer:
+            up.append("the change builds the value the failing code uses")
+        if self.revision == "HEAD":
+            down.append("the release that ran is not known")
+        if self.change_line is None:
+            down.append("the suspect line could not be mapped to the release")
+        complete = self.revision != "HEAD" and self.change_line is not None
+        agree = c.blamed or c.on_crash_line or c.producer
+        if complete and c.fits and agree and margin >= 4 and c.score >= 10:
+            return "high", up, down
+        if c.score >= 6 and margin >= 1.5 and (c.fits or agree):
+            return "medium", up, down
+        return "low", up, down
+
+    @property
+    def kind(self) -> str:
+        """What failed: a web request, a background job, a command — from what the event
+        carries (a request entry; job or task tags and transaction names), else unknown."""
+        entries = self.event.get("entries") or []
+        if any(isinstance(e, dict) and e.get("type") == "request" for e in entries):
+            return "request"
+        if self.event.get("request"):
+            return "request"
+        tags = {
+            str(t.get("key", "")).lower(): str(t.get("value", "")).lower()
+            for t in self.event.get("tags") or []
+            if isinstance(t, dict)
+        }
+        said = " ".join([*tags, *tags.values(), str(self.event.get("transaction") or "")])
+        if re.search(r"celery|sidekiq|job|task|worker|queue|consumer|cron|schedul|resque", said):
+            return "job"
+        if re.search(r"\bcli\b|command|argv|console|script", said):
+            return "command"
+        return "other"
 
     def change_quote(self) -> str | None:
         return self.change.text if self.change is not None and self.change.text else None
@@ -506,6 +592,18 @@ class Analysis:
 
     def crash_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
+
+
+def confirmed(ranking: list[changes.Change], answers: list[str]) -> list[changes.Change]:
+    """The ranking with the candidate an operator's answer names (by SHA prefix) first."""
+    for answer in answers:
+        for token in re.findall(r"\b[0-9a-f]{7,40}\b", answer.lower()):
+            named = [c for c in ranking if c.sha.startswith(token)]
+            if named:
+                named[0].reasons.append("the operator named this commit")
+                named[0].score = max(named[0].score, ranking[0].score + 1)
+                return [named[0], *[c for c in ranking if c is not named[0]]]
+    return ranking
 
 
 def technical(term: str, source: str) -> bool:

@@ -186,8 +186,10 @@ async def test_blame_attributes_each_line(
         "author": "Bob Baker",
         "date": "2026-01-02T11:30:00+01:00",
         "summary": "Accept zero as invalid, add total",
+        "boundary": False,
         "text": "        if quantity <= 0:",
     }
+    assert lines[0]["boundary"] and lines[0]["commit"] == c1  # the root: nothing before it
     assert r.data["revision"] == c3
     assert f"L6 {c2[:7]} (Bob Baker 2026-01-02)         if quantity <= 0:" in r.text
     assert f"{c1[:7]} 2026-01-01 Alice Able: Add the order service" in r.text

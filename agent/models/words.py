@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent.finding import replay_phrase
 from agent.report import code_span as q
 
 if TYPE_CHECKING:
@@ -154,9 +155,8 @@ class Words:
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
-        text = (
-            f"Replay one of the failing requests against {a.revision[:7]} and check {path}:{line}"
-        )
+        replay = replay_phrase(a.event, "en")
+        text = f"{replay} against {a.revision[:7]} and check {path}:{line}"
         if commit:
             text += f" against the parent of {commit[:7]}"
         if doc:
@@ -295,10 +295,8 @@ class Palabras(Words):
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
-        text = (
-            f"Reproducir una de las peticiones fallidas contra {a.revision[:7]} y revisar "
-            f"{path}:{line}"
-        )
+        replay = replay_phrase(a.event, "es")
+        text = f"{replay} contra {a.revision[:7]} y revisar {path}:{line}"
         if commit:
             text += f" frente al padre de {commit[:7]}"
         if doc:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent import extract, prefetch, prompt, report
+from agent import extract, finding, prefetch, prompt, report
 from agent.budget import Budget, Limits, Phase
 from agent.domain import (
     Diagnosis,
@@ -423,6 +423,7 @@ class Loop:
                 recommended_check=str(args.get("recommended_check") or ""),
                 suspect=suspect,
                 confidence=args.get("confidence") or "low",
+                **{k: args[k] for k in finding.FIELDS if args.get(k) not in (None, [], {})},
             )
         except (ValidationError, TypeError, KeyError) as exc:
             raise ToolFailure(f"malformed arguments: {short_errors(exc)}") from None
@@ -439,6 +440,7 @@ class Loop:
                 for e in fact.evidence
             ):
                 problems.append(f"fact {i}: the quote does not appear in {fact.evidence}")
+        problems += finding.problems(diagnosis, inv.evidence_by_id)
         s = diagnosis.suspect
         if s is not None:
             if s.line_end < s.line_start:
@@ -448,6 +450,8 @@ class Loop:
                 problems.append(f"suspect file {s.path!r} does not exist at the running revision")
         if problems:
             raise ToolFailure("; ".join(problems))
+        # What the model left out of the finding is computed from the evidence.
+        diagnosis = finding.completed(diagnosis, finding.from_evidence(inv.evidence), inv.scope)
         return diagnosis, args.get("issue_title") or None, args.get("issue_body") or None
 
     async def _suspect_exists(self, inv: Investigation, path: str, revision: str | None) -> bool:

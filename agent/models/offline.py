@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent import stacktrace
+from agent import finding, stacktrace
 from agent.domain import Message, Scope, ToolCall
 from agent.models import changes, relevance
 from agent.models.words import Words, words_for
@@ -462,7 +462,9 @@ class OfflineInvestigator:
         }
         if commit:
             suspect["commit"] = commit
+        records = finding.from_results(r for rs in trail.results.values() for r in rs)
         return {
+            **finding.arguments(records, suspect, self.scope.language),
             "root_cause": w.root_cause(a, confidence),
             "facts": [f for f in facts if all(f["evidence"])],
             "hypotheses": hyps,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent.finding import replay_phrase
 from agent.report import code_span as q
 
 if TYPE_CHECKING:
@@ -50,34 +51,6 @@ def _failing(a: Analysis, w: Words) -> str:
     if kind == "command":
         return "las ejecuciones del comando" if spanish else "the command's runs"
     return "las ejecuciones" if spanish else "the runs"
-
-
-def _replay(a: Analysis, w: Words) -> str:
-    spanish = isinstance(w, Palabras)
-    kind = a.kind
-    if kind == "request":
-        return (
-            "Reproducir una de las peticiones fallidas"
-            if spanish
-            else "Replay one of the failing requests"
-        )
-    if kind == "job":
-        return (
-            "Volver a ejecutar el trabajo fallido con la carga del último evento"
-            if spanish
-            else "Re-run the failing job with the payload of the newest event"
-        )
-    if kind == "command":
-        return (
-            "Volver a ejecutar el comando con los argumentos del último evento"
-            if spanish
-            else "Run the command again with the arguments of the newest event"
-        )
-    return (
-        "Reproducir el fallo con la entrada del último evento"
-        if spanish
-        else "Reproduce the failure with the input of the newest event"
-    )
 
 
 class Words:
@@ -246,7 +219,8 @@ class Words:
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
-        text = f"{_replay(a, self)} against {a.revision[:7]} and check {path}:{line}"
+        replay = replay_phrase(a.event, "en")
+        text = f"{replay} against {a.revision[:7]} and check {path}:{line}"
         if commit:
             text += f" against the parent of {commit[:7]}"
         if doc:
@@ -436,7 +410,8 @@ class Palabras(Words):
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
-        text = f"{_replay(a, self)} contra {a.revision[:7]} y revisar {path}:{line}"
+        replay = replay_phrase(a.event, "es")
+        text = f"{replay} contra {a.revision[:7]} y revisar {path}:{line}"
         if commit:
             text += f" frente al padre de {commit[:7]}"
         if doc:

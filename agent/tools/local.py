@@ -4,6 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
+from agent.domain import (
+    AffectedWindow,
+    ConfidenceFactor,
+    FixAssessment,
+    Location,
+    ProposedChange,
+    QuotedChange,
+    RelatedIssue,
+    TriggerInput,
+)
 from agent.ports import Retriever, ToolResult, ToolSpec
 
 MAX_PASSAGES = 5
@@ -39,6 +51,52 @@ ASK_CLARIFICATION = ToolSpec(
 )
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema with its definitions inlined and titles and defaults dropped:
+    plain enough for any chat-completions tool schema."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
+            if "anyOf" in node:  # `X | None`: the model either sends X or leaves it out
+                kinds = [k for k in node["anyOf"] if k.get("type") != "null"]
+                if len(kinds) == 1:
+                    rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
+                    return inline({**kinds[0], **rest})
+            return {
+                k: inline(v)
+                for k, v in node.items()
+                if k not in ("title", "default", "$defs", "description")
+            }
+        if isinstance(node, list):
+            return [inline(x) for x in node]
+        return node
+
+    return inline(raw)
+
+
+# The finding: optional, each part computed from the evidence when left out.
+FINDING_PROPERTIES: dict[str, Any] = {
+    "change": {
+        **_schema(QuotedChange),
+        "description": "the suspect hunk quoted: lines before and after, citing the diff's item",
+    },
+    "trigger": _schema(TriggerInput),
+    "proposed_change": {
+        **_schema(ProposedChange),
+        "description": "the smallest change that would fix it, as a unified diff; a hypothesis",
+    },
+    "affected": {"type": "array", "items": _schema(Location)},
+    "fix": {**_schema(FixAssessment), "description": "risk and complexity of the proposed change"},
+    "confidence_factors": {"type": "array", "items": _schema(ConfidenceFactor)},
+    "window": _schema(AffectedWindow),
+    "related_issues": {"type": "array", "items": _schema(RelatedIssue)},
+}
 
 FINISH_INVESTIGATION = ToolSpec(
     name="finish_investigation",
@@ -84,6 +142,7 @@ FINISH_INVESTIGATION = ToolSpec(
             "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
             "issue_title": {"type": "string"},
             "issue_body": {"type": "string"},
+            **FINDING_PROPERTIES,
         },
         "required": ["root_cause", "facts", "confidence"],
     },

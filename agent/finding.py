@@ -411,7 +411,8 @@ def _blamed(ev: Evidence_, path: str, line: int) -> str | None:
         if r.data.get("path") != path:
             continue
         for row in r.data["lines"]:
-            if row.get("line") == line and row.get("commit"):
+            # The oldest commit of a root or cut history holds the whole tree: not a change.
+            if row.get("line") == line and row.get("commit") and not row.get("boundary"):
                 return str(row["commit"])
     return None
 

@@ -279,9 +279,17 @@ def fits_kind(kinds: set[str], removed: list[str], added: list[str]) -> str | No
     if kinds & {"type", "format"} and (
         _CONVERSION.findall(before) != _CONVERSION.findall(after)
         or _literal_shapes(before) != _literal_shapes(after)
+        or (
+            re.search(r"(?i)format|pars|layout|pattern|strftime|strptime", before + after)
+            and _strings(before) != _strings(after)
+        )
     ):
         return "changes the type or the format of a value"
     return None
+
+
+def _strings(text: str) -> list[str]:
+    return re.findall(r"\"[^\"]*\"|'[^']*'|`[^`]*`", text)
 
 
 def _literal_shapes(text: str) -> list[str]:
@@ -298,19 +306,25 @@ def _literal_shapes(text: str) -> list[str]:
     return shapes
 
 
-_RETHROW = re.compile(r"^\s*(raise|throw|rethrow)\b")
+_RETHROW = re.compile(r"^\s*(raise|throw|rethrow|panic)\b")
+# Go's error check: the statement above it is the one that failed.
+_ERR_CHECK = re.compile(r"^\s*if\s+\w*err\w*\s*!=\s*nil\b")
 _HANDLER = re.compile(r"^\s*(\}\s*)?(except|catch|rescue)\b|\bcatch\s*\(|^\s*rescue\b")
 _TRY = re.compile(r"^\s*(try|begin)\b")
 
 
 def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     """The code that failed and the lines around it: for a re-raise (`raise … from None`,
-    a throw in a catch block) the statements of the guarded block, not the raise itself."""
+    a throw in a catch block, a panic on a checked error) the statements of the guarded
+    block, not the raise itself."""
     code = code_of(crash.code).strip()
     if not _RETHROW.match(code) or not crash.source:
         return crash.code, crash.nearby, False
     lines = crash.source
     i = min(crash.line, len(lines)) - 1
+    check = next((j for j in range(i, max(-1, i - 3), -1) if _ERR_CHECK.match(lines[j])), None)
+    if check is not None and check > 0:
+        return lines[check - 1], lines[max(0, check - 3) : check], True
     handler = next((j for j in range(i, max(-1, i - 12), -1) if _HANDLER.search(lines[j])), None)
     if handler is None and " from " not in code:
         return crash.code, crash.nearby, False
@@ -429,6 +443,11 @@ class Signals:
             if m.lower() not in NOISE
         }
         code_terms = set().union(*(parts(t) for t in identifiers_of(code)), set())
+        path_names = data_path(crash, code, nearby)
+        # Functions the caller calls to build the arguments the failing code received.
+        passed = {n for n, d in path_names.items() if d == 2} & set().union(
+            *(calls_of(code_of(f.context_line or "")) for f, _ in crash.stack[1:2]), set()
+        )
         return cls(
             crash=crash,
             code=code,
@@ -437,11 +456,12 @@ class Signals:
             exc_terms=set().union(*(parts(t) for t in crash.exception_terms()), set()),
             code_terms=code_terms,
             exc_names={t.lower() for t in crash.exception_terms()},
-            nearby_names=set().union(*(calls_of(line) for line in nearby), set()) - NOISE,
+            nearby_names=(set().union(*(calls_of(line) for line in nearby), set()) | passed)
+            - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
             literals=literals,
             stack_by_path=stack,
-            path_names=data_path(crash, code, nearby),
+            path_names=path_names,
             kinds=crash.kinds,
             function_lines=(start, crash.line),
         )
@@ -476,7 +496,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
         if crash.first_seen and when and when > crash.first_seen:
             seen_paths.update(f.get("path") or "" for f in files)
             continue  # landed after the errors began: not their cause
-        recency = 3.0 if rank_no == 0 else 1.5 / (1 + rank_no)
+        recency = 2.0 if rank_no == 0 else 1.5 / (1 + rank_no)
         rank_no += 1
         if commit.get("parents") == []:
             continue  # the root of the history: "the whole tree was added" is no change
@@ -575,7 +595,9 @@ def score_hunk(
         if by_text or by_number:
             frame_line = (by_text or by_number)[0]
         weight = max(2.0, 4.5 - 0.5 * depth)
-        if frame_line or (newest and frame.lineno and start - 3 <= frame.lineno <= end + 3):
+        near = [n for n, t in added if not definitions(t)]
+        close = newest and frame.lineno and any(abs(n - frame.lineno) <= 2 for n in near)
+        if frame_line or close:
             score += weight
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break

@@ -245,7 +245,13 @@ _CONVERSION = re.compile(
 _FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|dropWhile)\b")
 
 
-def fits_kind(kinds: set[str], removed: list[str], added: list[str]) -> str | None:
+def fits_kind(
+    kinds: set[str],
+    removed: list[str],
+    added: list[str],
+    flows: bool = False,
+    read: frozenset[str] = frozenset(),
+) -> str | None:
     """Why a change is of the kind that raises the exception, or None.
 
     null: a guard for a missing value dropped, or a null now handed on;
@@ -259,6 +265,15 @@ def fits_kind(kinds: set[str], removed: list[str], added: list[str]) -> str | No
             return "drops a guard for a missing value"
         if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
             return "now hands on a null"
+    if kinds & {"null", "key"} and read & (keys_written(before) - keys_written(after)):
+        return "renames or drops a key the failing code reads, so it is now missing"
+    if (
+        flows
+        and kinds & {"null", "key"}
+        and keys_read(before)
+        and keys_read(before) != keys_read(after)
+    ):
+        return "changes the key a value is looked up by, so it can now be missing"
     if "index" in kinds and (
         _BOUND.findall(before) != _BOUND.findall(after)
         or _COMPARISON.findall(before) != _COMPARISON.findall(after)
@@ -394,6 +409,40 @@ def function_start(lines: list[str], line: int) -> int:
     return 0
 
 
+_IMPORT = re.compile(
+    r"""^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?["']([^"']+)["']"""
+    r"""|import\s+(?:static\s+)?([\w.]+)"""
+    r"""|from\s+([\w.]+)\s+import"""
+    r"""|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(["']([^"']+)["']\)"""
+    r"""|require(?:_relative)?\s*\(?["']([^"']+)["']"""
+    r"""|use\s+([\w\\]+)"""
+    r"""|["']([\w.\-]+(?:/[\w.\-]+)+)["']\s*$)"""
+)
+
+
+def imported(source: list[str]) -> set[str]:
+    """The last names of the modules a file imports (`../config/configuration` →
+    configuration; `com.acme.config.AppSettings` → appsettings; a Go package path → its
+    folder's name), in any of the languages read here."""
+    out = set()
+    for line in source[:200]:
+        m = _IMPORT.match(line)
+        if not m:
+            continue
+        spec = next(g for g in m.groups() if g)
+        last = re.split(r"[/.\\]", spec.rstrip("/"))[-1]
+        if last and last != "*":
+            out.add(last.lower())
+    return out
+
+
+def module_names(path: str) -> set[str]:
+    """What an import of the file at `path` would end with: its stem, and its folder."""
+    parts = path.lower().split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return {stem, parts[-1].rsplit(".", 1)[0]} | ({parts[-2]} if len(parts) > 1 else set())
+
+
 def prose(line: str) -> bool:
     """A line of a docstring or a comment block: words and punctuation, no code."""
     t = line.strip()
@@ -425,6 +474,7 @@ class Signals:
     path_names: dict[str, int]
     kinds: set[str]
     function_lines: tuple[int, int]  # the crashing function's first line .. the crash line
+    imports: set[str]  # what the crashing file imports
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -447,7 +497,7 @@ class Signals:
         # Functions the caller calls to build the arguments the failing code received.
         passed = {n for n, d in path_names.items() if d == 2} & set().union(
             *(calls_of(code_of(f.context_line or "")) for f, _ in crash.stack[1:2]), set()
-        )
+        ) - {last_segment(crash.function).lower()}
         return cls(
             crash=crash,
             code=code,
@@ -456,7 +506,11 @@ class Signals:
             exc_terms=set().union(*(parts(t) for t in crash.exception_terms()), set()),
             code_terms=code_terms,
             exc_names={t.lower() for t in crash.exception_terms()},
-            nearby_names=(set().union(*(calls_of(line) for line in nearby), set()) | passed)
+            # What the failing lines call; a definition line there names no call.
+            nearby_names=(
+                set().union(*(calls_of(line) for line in nearby if not definitions(line)), set())
+                | passed
+            )
             - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
             literals=literals,
@@ -464,6 +518,7 @@ class Signals:
             path_names=path_names,
             kinds=crash.kinds,
             function_lines=(start, crash.line),
+            imports=imported(crash.source),
         )
 
 
@@ -622,7 +677,7 @@ def score_hunk(
         after.update(values_written(t))
     shaped = {
         k
-        for k in before.keys() & (sig.nearby_keys | set(sig.path_names))
+        for k in before.keys() & sig.nearby_keys
         if k not in after or after[k][:1] != before[k][:1]
     }
     key_line = (
@@ -673,6 +728,9 @@ def score_hunk(
     overlap = 1.5 * len(sig.exc_terms & changed_terms) + 1.0 * len(sig.code_terms & changed_terms)
     linked = path in sig.stack_by_path or calls_into or bool(shaped) or produces_null or on_path
     score += min(6.0, overlap if linked else overlap / 4)
+    if not in_crash_file and path not in sig.stack_by_path and module_names(path) & sig.imports:
+        score += 1.5
+        reasons.append("in a module the crashing file imports")
     removed_names = set().union(*(names_of(t) for t in removed), set())
     added_names = set().union(*(names_of(t) for _, t in added), set())
     gone = {n for n in sig.exc_names if n in removed_names and n not in added_names}
@@ -686,7 +744,17 @@ def score_hunk(
         score += 2.5 if linked else 1.0
         reasons.append(f"touches {', '.join(sorted(named)[:2])}, which the exception names")
     relevant = linked or bool(gone) or bool(named) or (in_crash_file and score > 0)
-    fit = fits_kind(sig.kinds, removed, [t for _, t in added]) if relevant else None
+    fit = (
+        fits_kind(
+            sig.kinds,
+            removed,
+            [t for _, t in added],
+            flows=bool(on_path),
+            read=frozenset(sig.nearby_keys),
+        )
+        if relevant
+        else None
+    )
     if fit:
         score += 3
         reasons.append(fit)

@@ -274,6 +274,8 @@ def fits_kind(
         and keys_read(before) != keys_read(after)
     ):
         return "changes the key a value is looked up by, so it can now be missing"
+    if "null" in kinds and _FILTER.findall(before) != _FILTER.findall(after):
+        return "changes a filter, so a lookup can now find nothing"
     if "index" in kinds and (
         _BOUND.findall(before) != _BOUND.findall(after)
         or _COMPARISON.findall(before) != _COMPARISON.findall(after)
@@ -551,7 +553,12 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
         if crash.first_seen and when and when > crash.first_seen:
             seen_paths.update(f.get("path") or "" for f in files)
             continue  # landed after the errors began: not their cause
-        recency = 2.0 if rank_no == 0 else 1.5 / (1 + rank_no)
+        if crash.first_seen and when:
+            # How long before the first error it landed: a fault shows up soon after it ships.
+            age_days = max(0.0, (crash.first_seen - when).total_seconds() / 86400)
+            recency = 3.0 / (1 + age_days) + (0.5 if rank_no == 0 else 0.0)
+        else:
+            recency = 2.0 if rank_no == 0 else 1.5 / (1 + rank_no)
         rank_no += 1
         if commit.get("parents") == []:
             continue  # the root of the history: "the whole tree was added" is no change

@@ -251,6 +251,8 @@ def fits_kind(
     added: list[str],
     flows: bool = False,
     read: frozenset[str] = frozenset(),
+    denominators: frozenset[str] = frozenset(),
+    assigned: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why a change is of the kind that raises the exception, or None.
 
@@ -282,6 +284,14 @@ def fits_kind(
         or re.findall(r"\[[^\]]*\]", before) != re.findall(r"\[[^\]]*\]", after)
     ):
         return "changes an index or a bound"
+    if (
+        "zero" in kinds
+        and re.search(r"\bmax\(|\bor\s+1\b|\|\|\s*1\b|\?:\s*1\b", before)
+        and not (re.search(r"\bmax\(|\bor\s+1\b|\|\|\s*1\b|\?:\s*1\b", after))
+    ):
+        return "drops a guard against a zero denominator"
+    if "zero" in kinds and denominators & assigned:
+        return f"changes {', '.join(sorted(denominators & assigned))}, the denominator"
     if "zero" in kinds and (
         re.search(r"[^/]/[^/*]|%", f" {before} {after} ")
         or _FILTER.findall(before) != _FILTER.findall(after)
@@ -477,6 +487,7 @@ class Signals:
     kinds: set[str]
     function_lines: tuple[int, int]  # the crashing function's first line .. the crash line
     imports: set[str]  # what the crashing file imports
+    denominators: set[str]  # what the failing code divides by
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -521,6 +532,12 @@ class Signals:
             kinds=crash.kinds,
             function_lines=(start, crash.line),
             imports=imported(crash.source),
+            denominators={
+                n.lower()
+                for line in [code, *nearby]
+                for n in re.findall(r"(?:/|%)\s*\(?\s*([A-Za-z_$][\w$.]*)", code_of(line))
+                for n in [n.rsplit(".", 1)[-1]]
+            },
         )
 
 
@@ -545,13 +562,20 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     """
     sig = Signals.of(crash)
     seen_paths: set[str] = set()
+    later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
     best: dict[str, list[Change]] = {}
     rank_no = 0
+
+    def remember(files: list[dict[str, Any]]) -> None:
+        for f in files:
+            later.setdefault(f.get("path") or "", []).append(f.get("hunks") or [])
+        seen_paths.update(f.get("path") or "" for f in files)
+
     for commit in commits:
         when = relevance.parse_time(commit.get("date"))
         files = commit.get("files") or []
         if crash.first_seen and when and when > crash.first_seen:
-            seen_paths.update(f.get("path") or "" for f in files)
+            remember(files)
             continue  # landed after the errors began: not their cause
         if crash.first_seen and when:
             # How long before the first error it landed: a fault shows up soon after it ships.
@@ -567,7 +591,12 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             newest = path not in seen_paths
             if path.lower().endswith(DOCS):
                 continue
-            for hunk in f.get("hunks") or []:
+            for raw in f.get("hunks") or []:
+                hunk = raw
+                if not newest:
+                    moved = at_release(raw, later.get(path, []))
+                    if moved is not None:
+                        hunk, newest = moved, True
                 change = score_hunk(sig, commit, path, hunk, newest)
                 if change is None:
                     continue
@@ -580,7 +609,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
                 if int(hunk.get("old_start") or 0) == 0 and int(hunk.get("old_lines") or 0) == 0:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"
                 best.setdefault(change.sha, []).append(change)
-        seen_paths.update(f.get("path") or "" for f in files)
+        remember(files)
     out = []
     for hunks in best.values():
         hunks.sort(key=lambda c: -c.score)
@@ -598,6 +627,57 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
         out.append(top)
     out.sort(key=lambda c: -c.score)
     return [c for c in out if c.score >= 3]
+
+
+def shift(line: int, hunks: list[dict[str, Any]]) -> int | None:
+    """Line `line` of a file before `hunks` (one commit's), numbered after them; None when
+    one of them changed that very line."""
+    delta = 0
+    for h in hunks:
+        old_start, old_lines = int(h.get("old_start") or 0), int(h.get("old_lines") or 0)
+        new_lines = int(h.get("new_lines") or 0)
+        if line < old_start or (old_lines == 0 and line == old_start):
+            break
+        if line >= old_start + old_lines:
+            delta += new_lines - old_lines
+            continue
+        removed = {int(n) for n, _ in h.get("removed") or []}
+        if line in removed:
+            return None
+        # A context line inside the hunk: count the lines removed and added above it.
+        above_removed = sum(1 for n in removed if n < line)
+        offset = line - old_start - above_removed
+        context_and_added = sorted(
+            [int(n) for n, _ in h.get("added") or []] + [int(n) for n, _ in h.get("context") or []]
+        )
+        kept = [n for n in context_and_added if n not in {int(a) for a, _ in h.get("added") or []}]
+        return kept[offset] if 0 <= offset < len(kept) else None
+    return line + delta
+
+
+def at_release(hunk: dict[str, Any], newer: list[list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The hunk with its new-side lines numbered as at the release, through the hunks of the
+    newer commits of the same file (`newer`: newest first); None if a line cannot be followed
+    (a newer commit changed it)."""
+
+    def follow(line: int) -> int | None:
+        current: int | None = line
+        for hunks in reversed(newer):
+            if current is None:
+                return None
+            current = shift(current, hunks)
+        return current
+
+    added = [(follow(int(n)), t) for n, t in hunk.get("added") or []]
+    if not added or any(n is None for n, _ in added):
+        return None
+    context = [(follow(int(n)), t) for n, t in hunk.get("context") or []]
+    start = follow(int(hunk.get("new_start") or 0)) if hunk.get("new_start") else None
+    moved = dict(hunk)
+    moved["added"] = [[n, t] for n, t in added]
+    moved["context"] = [[n, t] for n, t in context if n is not None]
+    moved["new_start"] = start if start is not None else min(n for n, _ in added)  # type: ignore[type-var]
+    return moved
 
 
 def score_hunk(
@@ -758,6 +838,8 @@ def score_hunk(
             [t for _, t in added],
             flows=bool(on_path),
             read=frozenset(sig.nearby_keys),
+            denominators=frozenset(sig.denominators),
+            assigned=frozenset(written),
         )
         if relevant
         else None

@@ -1,5 +1,6 @@
 """Which change explains a crash: the rules, one small history each."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from agent import stacktrace
@@ -190,10 +191,12 @@ def test_a_function_the_crash_line_calls_that_now_returns_null():
     assert change is not None and change.path == "app/tariffs.py" and change.line == 21
 
 
-def test_lines_of_an_older_commit_are_mapped_to_the_release_by_their_text():
+def test_lines_of_an_older_commit_are_mapped_to_the_release_through_the_newer_hunks():
     c = crash()
+    newer = hunk(1, [(1, "import os")], context=[(2, "import re"), (3, ""), (4, "")])
+    newer["old_lines"], newer["new_lines"] = 3, 4
     history = [
-        commit("newer", "2026-11-27T12:00:00Z", ("app/orders.py", [hunk(1, [(1, "import os")])])),
+        commit("newer", "2026-11-27T12:00:00Z", ("app/orders.py", [newer])),
         commit(
             "older",
             "2026-11-26T12:00:00Z",
@@ -210,10 +213,13 @@ def test_lines_of_an_older_commit_are_mapped_to_the_release_by_their_text():
         ),
     ]
     change = pick(c, history)
-    assert change is not None and change.sha == "older" and not change.newest_for_path
+    assert change is not None and change.sha == "older"
+    assert change.newest_for_path and change.line == 11  # one line inserted above it
+    # When the newer hunks cannot be followed, the line is found at the release by its text.
+    unmapped = replace(change, newest_for_path=False, line=10)
     release = "\n".join(["# header"] * 14 + ["        'unit_price': prices[i.sku],"])
-    assert release_line(change, release) == 15
-    assert release_line(change, None) is None
+    assert release_line(unmapped, release) == 15
+    assert release_line(unmapped, None) is None
 
 
 def test_code_of_drops_comments_but_not_strings():

@@ -701,6 +701,16 @@ def score_hunk(
         and all(_RETHROW.match(t) or _HANDLER.search(t) for _, t in added)
     ):
         return None  # it only changes how the failure is reported, not why it happens
+    if not removed and added and definitions(added[0][1]):
+        # Only new functions: nothing the failing run executed changed, unless it calls them.
+        new = set().union(*(definitions(t) for _, t in added), set())
+        used = (
+            sig.nearby_names
+            | set(sig.path_names)
+            | {last_segment(f.function or "").lower() for f, _ in crash.stack}
+        )
+        if not new & used:
+            return None
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
     score, reasons = 0.0, []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from whoosh.analysis import (
 )
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import ID, STORED, TEXT, Schema
-from whoosh.filedb.filestore import RamStorage
+from whoosh.filedb.filestore import FileStorage, RamStorage
 from whoosh.qparser import MultifieldPlugin, OrGroup, QueryParser
 from whoosh.support.charset import accent_map
 
@@ -128,6 +130,26 @@ def make_schema(language: str = "en") -> Schema:
     )
 
 
+class _PrivateRamStorage(RamStorage):
+    """RAM storage whose scratch files go to a folder of its own.
+
+    whoosh names the scratch folder of a RAM index after the index ("MAIN.tmp" in the system
+    temp folder), so every process building one at the same time shares it, and the first
+    to finish deletes the others' files (FileNotFoundError mid-build)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scratch: list[str] = []
+
+    def temp_storage(self, name: str | None = None) -> FileStorage:
+        self.scratch.append(tempfile.mkdtemp(prefix="docs-index-"))
+        return FileStorage(self.scratch[-1]).create()
+
+    def clean(self) -> None:
+        for folder in self.scratch:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     chunk: Chunk
@@ -156,8 +178,10 @@ class DocsIndex:
         cls, chunks: Iterable[Chunk], language: str = "en", directory: Path | None = None
     ) -> DocsIndex:
         schema = make_schema(language)
+        ram: _PrivateRamStorage | None = None
         if directory is None:
-            ix = RamStorage().create_index(schema)
+            ram = _PrivateRamStorage()
+            ix = ram.create_index(schema)
             # In RAM neither compressing posting blocks nor packing files into one pays off;
             # skipping both cuts build time by about a fifth.
             writer = ix.writer(codec=W3Codec(compression=0), compound=False)
@@ -176,7 +200,11 @@ class DocsIndex:
                 revision=chunk.revision,
                 section_start=chunk.section_start,
             )
-        writer.commit()
+        try:
+            writer.commit()
+        finally:
+            if ram is not None:
+                ram.clean()
         return cls(ix)
 
     @classmethod

@@ -253,6 +253,7 @@ def fits_kind(
     read: frozenset[str] = frozenset(),
     denominators: frozenset[str] = frozenset(),
     assigned: frozenset[str] = frozenset(),
+    uses: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why a change is of the kind that raises the exception, or None.
 
@@ -269,6 +270,9 @@ def fits_kind(
             return "now hands on a null"
     if kinds & {"null", "key"} and read & (keys_written(before) - keys_written(after)):
         return "renames or drops a key the failing code reads, so it is now missing"
+    fields = set(_FIELD.findall(before)) - set(_FIELD.findall(after))
+    if kinds & {"null", "key", "type"} and uses & {f.lower() for f in fields}:
+        return "renames or drops a field the failing code reads, so it is now missing"
     if (
         flows
         and kinds & {"null", "key"}
@@ -313,6 +317,10 @@ def fits_kind(
     ):
         return "changes the type or the format of a value"
     return None
+
+
+# A field of a literal: `"key": v`, `key: v`, `:key => v` (not an assignment `x = v`).
+_FIELD = re.compile(r"""(?:^|[{,(\s])["':]?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?::(?!:)|=>)""")
 
 
 def _strings(text: str) -> list[str]:
@@ -850,6 +858,7 @@ def score_hunk(
             read=frozenset(sig.nearby_keys),
             denominators=frozenset(sig.denominators),
             assigned=frozenset(written),
+            uses=frozenset(n for n, d in sig.path_names.items() if d <= 1),
         )
         if relevant
         else None
@@ -942,6 +951,8 @@ def defined_names(hunk: dict[str, Any]) -> set[str]:
         found = definitions(text)
         if found:
             enclosing = found
+        elif text.strip() and not text[:1].isspace():
+            enclosing = set()  # a top-level line: outside any function (or its closing brace)
         elif added:
             names |= enclosing
     return names

@@ -927,7 +927,7 @@ def last_segment(function: str) -> str:
 
 _DEFINITION = re.compile(
     r"(?:def|func|function|fun|class|record|interface|struct|type)\s+(?:\([^)]*\)\s*)?"
-    r"([A-Za-z_$][A-Za-z0-9_$]*)|([A-Za-z_$][A-Za-z0-9_$]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)"
+    r"(?:self\.|[A-Z]\w*\.)?([A-Za-z_$][A-Za-z0-9_$]*)|([A-Za-z_$][A-Za-z0-9_$]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)"
 )
 
 

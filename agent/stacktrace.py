@@ -513,16 +513,17 @@ def resolve_path(frame: Frame, repo_files: Sequence[str]) -> str | None:
 
 
 def file_names(excs: Sequence[ExceptionInfo], limit: int = 64) -> list[str]:
-    """The file names the frames may run, application frames first, each crash end first:
-    what to look up in the repository instead of listing all of it."""
+    """The paths the frames may run (as the frames give them, with their folders),
+    application frames first, each crash end first: what to look up in the repository
+    instead of listing all of it."""
     ordered = [f for e in excs for f in reversed(e.frames) if not is_library(f)]
     ordered += [f for e in excs for f in reversed(e.frames) if is_library(f)]
     names: list[str] = []
     for frame in ordered:
         for candidate in _candidates(frame):
             base = candidate.rsplit("/", 1)[-1]
-            if base and "." in base and base not in names:
-                names.append(base)
+            if base and "." in base and candidate not in names:
+                names.append(candidate)
     return names[:limit]
 
 

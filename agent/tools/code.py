@@ -207,6 +207,14 @@ def _one_line(stderr: str, fallback: str) -> str:
     return fallback
 
 
+def _common_suffix(a: str, b: str) -> list[str]:
+    x, y, out = a.split("/"), b.split("/"), []
+    while x and y and x[-1] == y[-1]:
+        out.append(x.pop())
+        y.pop()
+    return out
+
+
 def _glob_literal(name: str) -> str:
     """`name` as a glob pathspec that matches only itself: *, ?, [ and \\ escaped."""
     return re.sub(r"([*?\[\\])", r"\\\1", name)
@@ -764,19 +772,49 @@ class GitCodeTools:
         )
 
     async def _find_files(self, arguments: dict[str, Any]) -> ToolResult:
-        """git grep restricted by glob pathspecs to the names asked for: git only reads the
-        files of those names, so the cost follows the matches, not the size of the tree."""
+        """The files the names can be, looked up without walking the tree where possible.
+
+        A name given with folders (as a frame reports it) is first tried as written, at each
+        of its suffixes, also under the top-level folders and the usual source roots, in one
+        `git cat-file --batch-check`: the cost follows the names, not the repository. Names
+        left over are matched by file name with a glob-pathspec git grep (git reads only the
+        files of those names)."""
         args = _FindArgs.model_validate(arguments)
         sha = await self.resolve(args.revision)
         bases: list[str] = []
+        wanted: list[tuple[str, str]] = []  # (file name, path as given)
         for raw in args.names:
-            base = str(raw).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
-            if base and base not in (".", "..") and base not in bases:
-                if any(ch in base for ch in "\x00\n\r"):
-                    raise ToolFailure("invalid file name: control characters are not allowed")
-                bases.append(base)
+            path = str(raw).replace("\\", "/").strip().strip("/")
+            if any(ch in path for ch in "\x00\n\r"):
+                raise ToolFailure("invalid file name: control characters are not allowed")
+            base = path.rsplit("/", 1)[-1]
+            if base and base not in (".", ".."):
+                wanted.append((base, path))
+                if base not in bases:
+                    bases.append(base)
         if not bases:
             raise ToolFailure("give at least one file name")
+        found_exact = await self._probe(sha, wanted)
+        rest = [b for b in bases if not any(p.rsplit("/", 1)[-1] == b for p in found_exact)]
+        paths: set[str] = set(found_exact)
+        if rest:
+            paths |= await self._by_name(sha, rest)
+        found = sorted(paths)
+        truncated = len(found) > MAX_FIND_RESULTS
+        found = found[:MAX_FIND_RESULTS]
+        head = f"{len(found)} file(s) named {', '.join(bases[:8])}"
+        head += " …" if len(bases) > 8 else ""
+        return ToolResult(
+            source="code",
+            title=f"files named {', '.join(bases[:3])}{' …' if len(bases) > 3 else ''} @ "
+            f"{_short(sha)}",
+            link=self._tree_link(sha, ""),
+            revision=sha,
+            text="\n".join([f"{head} @ {_short(sha)}", *found]),
+            data={"revision": sha, "names": bases, "entries": found, "truncated": truncated},
+        )
+
+    async def _by_name(self, sha: str, bases: list[str]) -> set[str]:
         # Each name is matched literally: glob characters in it are escaped.
         specs = [f":(glob)**/{_glob_literal(b)}" for b in bases]
         run = await self._git(
@@ -795,22 +833,65 @@ class GitCodeTools:
         if run.returncode not in (0, 1) and not run.truncated:
             raise ToolFailure(f"git grep failed: {_one_line(run.stderr, 'file search failed')}")
         prefix = f"{sha}:"
-        found = sorted(
-            {p[len(prefix) :] if p.startswith(prefix) else p for p in run.stdout.split("\0") if p}
+        return {
+            p[len(prefix) :] if p.startswith(prefix) else p for p in run.stdout.split("\0") if p
+        }
+
+    async def _probe(self, sha: str, wanted: list[tuple[str, str]]) -> set[str]:
+        """Which of the likely paths of the names exist at `sha` (blobs), in one batch."""
+        with_folders = [path for _, path in wanted if "/" in path]
+        if not with_folders:
+            return set()
+        top = await self._git("ls-tree", "-d", "--name-only", "-z", sha)
+        folders = [d for d in top.stdout.split("\0") if d][:50]
+        roots = ["", "src/main/java/", "src/main/kotlin/", "src/", "app/", "lib/"]
+        roots += [f"{d}/" for d in folders]
+        roots += [f"{d}/src/main/java/" for d in folders] + [
+            f"{d}/src/main/kotlin/" for d in folders
+        ]
+        candidates: list[str] = []
+        for path in with_folders:
+            parts = path.split("/")
+            for i in range(len(parts) - 1):
+                suffix = "/".join(parts[i:])
+                candidates += [root + suffix for root in dict.fromkeys(roots)]
+        candidates = [c for c in dict.fromkeys(candidates) if ".." not in c.split("/")][:20_000]
+        batch = "".join(f"{sha}:{c}\n" for c in candidates).encode()
+        env = {**os.environ, **_GIT_ENV}
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            "-C",
+            str(self.repo_dir),
+            *_GIT_GLOBAL,
+            "cat-file",
+            "--batch-check",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
         )
-        truncated = len(found) > MAX_FIND_RESULTS
-        found = found[:MAX_FIND_RESULTS]
-        head = f"{len(found)} file(s) named {', '.join(bases[:8])}"
-        head += " …" if len(bases) > 8 else ""
-        return ToolResult(
-            source="code",
-            title=f"files named {', '.join(bases[:3])}{' …' if len(bases) > 3 else ''} @ "
-            f"{_short(sha)}",
-            link=self._tree_link(sha, ""),
-            revision=sha,
-            text="\n".join([f"{head} @ {_short(sha)}", *found]),
-            data={"revision": sha, "names": bases, "entries": found, "truncated": truncated},
-        )
+        try:
+            async with asyncio.timeout(self.git_timeout):
+                out, _ = await proc.communicate(batch)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise ToolFailure(f"git cat-file timed out after {self.git_timeout:g} s") from None
+        found = set()
+        for candidate, line in zip(
+            candidates, out.decode("utf-8", "replace").split("\n"), strict=False
+        ):
+            if line.split(" ")[1:2] == ["blob"]:
+                found.add(candidate)
+        # The longest agreement with the path as given wins; shorter ones are other files.
+        best: dict[str, str] = {}
+        for path in with_folders:
+            hits = [c for c in found if c.endswith(path.split("/", 1)[-1]) or c.endswith(path)]
+            hits.sort(key=lambda c: -len(_common_suffix(c, path)))
+            if hits:
+                best[path] = hits[0]
+        return set(best.values())
 
     async def _find_symbol(self, arguments: dict[str, Any]) -> ToolResult:
         args = _SymbolArgs.model_validate(arguments)

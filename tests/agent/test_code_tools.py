@@ -561,3 +561,13 @@ def test_git_annotator() -> None:
         text="Ref 'x' did not resolve", title="git_show", source="code", is_error=True
     )
     assert annotate("git_show", {"revision": "x:y"}, failed) == failed
+
+
+async def test_find_files_tries_a_frames_path_under_the_source_roots(orders: GitCodeTools) -> None:
+    r = await call(
+        orders,
+        "find_files",
+        revision=FAULT,
+        names=["dev/example/orders/CustomerReference.java", "Thread.java"],
+    )
+    assert r.data["entries"] == [CUSTOMER_REF]

@@ -176,7 +176,17 @@ def _history(prog: Program, rng: random.Random, now: datetime):
         # Older decoys: the crashing stack's files change long before the fault.
         st.refactored = True
         st.extras.setdefault("calc", []).append(f"describe_{n.s}")
-        add(f"Refactor {domain} results: name the result field", "decoy", rng.randint(30, 120))
+        add(
+            rng.choice(
+                [
+                    f"Refactor {domain} results: name the result field",
+                    f"Rename the {domain} calculation result",
+                    "Fix result naming in the calculations",
+                ]
+            ),
+            "decoy",
+            rng.randint(30, 120),
+        )
         decoys.append("older-refactor-of-stack-lines")
         st.extras.setdefault("helper", []).append(f"format_{n.s}_reference")
         st.doc_notes.setdefault("operations", []).append("Logs are kept for 30 days.")
@@ -211,11 +221,31 @@ def _history(prog: Program, rng: random.Random, now: datetime):
     # Newer decoys, after the fault, touching the stack's files.
     if rng.random() < 0.7:
         st.comments.setdefault("calc", []).append("keep the rounding rules in one place")
-        add(f"Comment the {domain} calculation", "decoy", rng.randint(2, 20))
+        add(
+            rng.choice(
+                [
+                    f"Comment the {domain} calculation",
+                    f"Fix {domain} calculation edge cases",
+                    "Explain the rounding rules",
+                ]
+            ),
+            "decoy",
+            rng.randint(2, 20),
+        )
         decoys.append("comment-in-crash-function")
     if rng.random() < 0.6:
         st.extras.setdefault("calc", []).insert(0, f"is_{n.s}_closed")
-        add(f"Add is_{n.s}_closed for the reports", "decoy", rng.randint(2, 20))
+        add(
+            rng.choice(
+                [
+                    f"Add is_{n.s}_closed for the reports",
+                    f"Handle closed {domain} in reports",
+                    "Reports: closed flag",
+                ]
+            ),
+            "decoy",
+            rng.randint(2, 20),
+        )
         decoys.append("new-function-in-crash-file")
     if rng.random() < 0.5:
         st.docs["service"] = f"Process one {n.s.replace('_', ' ')}: build, compute, return."
@@ -251,21 +281,45 @@ def _fault_note(prog: Program) -> str:
 
 
 def _fault_message(prog: Program, rng: random.Random) -> str:
+    """What the author wrote: often what the change does, sometimes only a vague cleanup."""
     d = prog.n.p.replace("_", " ")
-    msgs = {
-        "null_guard": f"Simplify region routing for {d}",
-        "config_key": "Rename the billing region setting",
-        "off_by_one": f"Read the last line of {d} directly",
-        "div_zero": f"Split {d} by their real number of lines",
-        "default_changed": "Change the default number of split ways",
-        "type_changed": f"Round {d} amounts to two decimals",
-        "format_changed": "Format dates the way customers read them",
-        "key_renamed": "Use camelCase for the customer reference",
-        "filter_changed": "Only open lines count for the first SKU",
-    }
-    return msgs[prog.plan.kind] + rng.choice(
-        ["", "\n\nReviewed in the weekly sync.", "\n\nSmall cleanup."]
+    specific = {
+        "null_guard": [
+            f"Simplify region routing for {d}",
+            "Drop the region fallback, the API always sends one",
+        ],
+        "config_key": ["Rename the billing region setting", "Settings: use the new variable names"],
+        "off_by_one": [f"Read the last line of {d} directly", "Simplify the last line lookup"],
+        "div_zero": [f"Split {d} by their real number of lines", "Remove the minimum of one part"],
+        "default_changed": ["Change the default number of split ways", "No split unless asked"],
+        "type_changed": [
+            f"Round {d} amounts to two decimals",
+            "Amounts formatted with two decimals",
+        ],
+        "format_changed": ["Format dates the way customers read them", "Dates in day/month/year"],
+        "key_renamed": ["Use camelCase for the customer reference", "JSON keys in camelCase"],
+        "filter_changed": ["Only open lines count for the first SKU", "Ignore paid lines"],
+    }[prog.plan.kind]
+    vague = [
+        f"Clean up the {d} code",
+        "Small refactor before the release",
+        f"Tidy {prog.paths[_fault_role(prog)].rsplit('/', 1)[-1]}",
+    ]
+    subject = rng.choice(specific) if rng.random() < 0.7 else rng.choice(vague)
+    return subject + rng.choice(
+        ["", "\n\nReviewed in the weekly sync.", "\n\nPart of the cleanup ticket."]
     )
+
+
+def _fault_role(prog: Program) -> str:
+    return {
+        "crash": "calc",
+        "above": "calc",
+        "caller": "service",
+        "callee": "helper",
+        "producer": "builder",
+        "config": "config",
+    }[prog.plan.position]
 
 
 def _render(prog: Program, st: State, extra: dict[str, str]) -> dict[str, list[Line]]:
@@ -629,14 +683,7 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
     }
     (out / "scenario.json").write_text(json.dumps(scenario, indent=1, ensure_ascii=False) + "\n")
     running = trees[release]
-    fault_role = {
-        "crash": "calc",
-        "above": "calc",
-        "caller": "service",
-        "callee": "helper",
-        "producer": "builder",
-        "config": "config",
-    }[plan.position]
+    fault_role = _fault_role(prog)
     fault_path = prog.paths[fault_role]
     fault_line = _find(running[fault_path], "fault")
     crash_frame = _stack(prog, running)[2]

@@ -136,13 +136,14 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
         "position",
         "entry",
         "chained",
+        "suppressed",
         "truncated",
         "early_release",
         "question_lang",
     ):
         groups: dict = defaultdict(list)
         for r in rows:
-            groups[r["meta"][key]].append(r)
+            groups[r["meta"].get(key)].append(r)
         print(f"\nby {key}:")
         print(
             f"  {'':18} {'n':>4} {'local.':>7} {'fault':>7} {'commit':>7} {'correct':>8} "

@@ -78,6 +78,7 @@ class Meta:
     position: str
     entry: str
     chained: bool
+    suppressed: bool
     truncated: bool
     early_release: bool
     question_lang: str
@@ -110,6 +111,7 @@ def make_plan(seed: int) -> tuple[Plan, random.Random]:
         filler=rng.randint(1, 3),
         dflt=rng.choice(["EU", "US", "APAC"]),
     )
+    plan.suppressed = plan.chained and random.Random(seed * 7 + 1).random() < 0.4
     return plan, rng
 
 
@@ -134,6 +136,7 @@ def generate(seed: int, out: Path) -> Path:
         plan.position,
         plan.entry,
         plan.chained,
+        plan.suppressed,
         plan.truncated,
         early is not None,
         plan.question_lang,
@@ -593,18 +596,20 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
     if plan.chained:
         wrapper_value = (
             prog.wrap_message()
-            .replace("{rec['id']}", payload["id"])
             .replace("#{rec['id']}", payload["id"])
+            .replace("{rec['id']}", payload["id"])
             .replace("${rec.id}", payload["id"])
             .replace('${rec["id"]}', payload["id"])
         )
-        if plan.lang == "rb":
-            wrapper_value = wrapper_value.replace("#{e.message}", "") + f": {evalue}"
+        if plan.lang == "rb" or plan.suppressed:
+            wrapper_value = wrapper_value + f": {evalue}"
         title, _ = _title(wrapper_type, wrapper_value, plan, prog)
     events = []
     for i, (when, rel) in enumerate(zip(times, ev_releases, strict=True)):
         frames, wrap_frames, crash = _stack(prog, trees[rel])
         values = [_exc_value(etype, evalue, emodule, frames, plan)]
+        if plan.suppressed:  # only the re-raised exception is recorded
+            values, crash = [], wrap_frames[-1]
         if plan.chained:
             values.append(
                 _exc_value(wrapper_type, wrapper_value, _wrap_module(prog), wrap_frames, plan)
@@ -686,8 +691,10 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
     fault_role = _fault_role(prog)
     fault_path = prog.paths[fault_role]
     fault_line = _find(running[fault_path], "fault")
-    crash_frame = _stack(prog, running)[2]
+    _, wrap_frames, crash_frame = _stack(prog, running)
     crash_path = _crash_path(prog, crash_frame)
+    if plan.suppressed:  # the cause is not recorded: the exception is raised by the re-raise
+        crash_frame, crash_path = wrap_frames[-1], prog.paths["service"]
     fault_commit = next((c.sha for c in commits if c.role == "fault"), None)
     expected = {
         "fault": {"file": fault_path, "lines": [fault_line, fault_line]},

@@ -104,6 +104,7 @@ class Plan:
     caller_inline: bool
     filler: int  # lines between an "above" fault and the crash line
     dflt: str = "EU"
+    suppressed: bool = False  # the re-raise drops its cause (raise … from None)
 
 
 @dataclass
@@ -315,7 +316,7 @@ class Program:
         inner = [(0, L.ret(call), call_tag)]
         if self.plan.chained:
             msg = self.wrap_message()
-            inner = L.rethrow(inner, msg, self.wrap_class())
+            inner = L.rethrow(inner, msg, self.wrap_class(), self.plan.suppressed)
         body += inner
         doc = st.docs.get("service", f"Process one {self.n.s.replace('_', ' ')} end to end.")
         return Fn(f"process_{self.n.s}", [("rec", "REC"), ("settings", "REC")], body, doc)

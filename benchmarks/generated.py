@@ -140,6 +140,7 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
         "truncated",
         "early_release",
         "question_lang",
+        "contract",
     ):
         groups: dict = defaultdict(list)
         for r in rows:

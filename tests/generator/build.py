@@ -82,6 +82,7 @@ class Meta:
     truncated: bool
     early_release: bool
     question_lang: str
+    contract: str  # where the contract is: docs, readme, none
     decoys: list[str]
 
 
@@ -111,7 +112,9 @@ def make_plan(seed: int) -> tuple[Plan, random.Random]:
         filler=rng.randint(1, 3),
         dflt=rng.choice(["EU", "US", "APAC"]),
     )
-    plan.suppressed = plan.chained and random.Random(seed * 7 + 1).random() < 0.4
+    extra = random.Random(seed * 7 + 1)  # later choices, drawn apart so earlier seeds keep theirs
+    plan.suppressed = plan.chained and extra.random() < 0.4
+    plan.contract_in_readme = plan.contract and extra.random() < 0.15
     return plan, rng
 
 
@@ -140,6 +143,7 @@ def generate(seed: int, out: Path) -> Path:
         plan.truncated,
         early is not None,
         plan.question_lang,
+        "readme" if plan.contract_in_readme else "docs" if plan.contract else "none",
         decoys,
     )
     _write_sentry(prog, rng, commits, trees, release, releases, early, now, out, meta)
@@ -312,6 +316,12 @@ def _fault_message(prog: Program, rng: random.Random) -> str:
     return subject + rng.choice(
         ["", "\n\nReviewed in the weekly sync.", "\n\nPart of the cleanup ticket."]
     )
+
+
+def _contract_doc(plan: Plan) -> str | None:
+    if not plan.contract:
+        return None
+    return "README.md" if plan.contract_in_readme else f"docs/{plan.names.p}.md"
 
 
 def _fault_role(prog: Program) -> str:
@@ -700,7 +710,7 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
         "fault": {"file": fault_path, "lines": [fault_line, fault_line]},
         "crash": {"file": crash_path, "lines": [crash_frame["lineNo"], crash_frame["lineNo"]]},
         "commit": fault_commit,
-        "contract_doc": f"docs/{n.p}.md" if plan.contract else None,
+        "contract_doc": _contract_doc(plan),
         "issue_id": issue_id,
     }
     (out / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")

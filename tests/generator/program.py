@@ -105,6 +105,7 @@ class Plan:
     filler: int  # lines between an "above" fault and the crash line
     dflt: str = "EU"
     suppressed: bool = False  # the re-raise drops its cause (raise … from None)
+    contract_in_readme: bool = False  # the contract is a section of README.md, not a docs/ page
 
 
 @dataclass
@@ -1063,7 +1064,9 @@ def _support_files(prog: Program, st: State) -> dict[str, list[Line]]:
         f"`{prog.paths['builder']}` and processed by `{prog.paths['service']}`.",
         "Settings come from the environment, read once at start.",
     ]
-    if prog.plan.contract:
+    if prog.plan.contract and prog.plan.contract_in_readme:
+        files["README.md"] += ["", *_contract(prog)[2:]]
+    elif prog.plan.contract:
         files[f"docs/{n.p}.md"] = _contract(prog) + st.doc_notes.get("contract", [])
     files["docs/operations.md"] = [
         "# Operations",

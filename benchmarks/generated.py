@@ -173,7 +173,6 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
             f"want {fault}  got {r['suspect']}"
             + ("" if r["status"] == "COMPLETED" else f"  [{r['status']}]")
         )
-    print("\nrebuild one: .venv/bin/python -m tests.generator SEED DIR")
 
 
 def baseline(folder: Path) -> dict:
@@ -244,6 +243,7 @@ def main() -> None:
             f"on the fault line {pct([r['on_fault'] for r in naive])}, "
             f"commit {pct([r['commit'] for r in naive])}"
         )
+        print("\nrebuild one: .venv/bin/python -m tests.generator SEED DIR")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@ commit), facts citing only evidence that exists, the contract document retrieved
 
     .venv/bin/python benchmarks/generated.py [--count 200] [--seed 0] [--keep DIR]
 
+It also prints the naive baseline of issue 12 (newest error, its top in-app frame, blame of
+that line) graded the same way, to tell a hard generator from a weak investigator.
+
 Rebuild one incident: .venv/bin/python -m tests.generator SEED DIR
 """
 
@@ -18,6 +21,7 @@ import argparse
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -136,13 +140,15 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
         "position",
         "entry",
         "chained",
+        "suppressed",
         "truncated",
         "early_release",
         "question_lang",
+        "contract",
     ):
         groups: dict = defaultdict(list)
         for r in rows:
-            groups[r["meta"][key]].append(r)
+            groups[r["meta"].get(key)].append(r)
         print(f"\nby {key}:")
         print(
             f"  {'':18} {'n':>4} {'local.':>7} {'fault':>7} {'commit':>7} {'correct':>8} "
@@ -167,7 +173,48 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
             f"want {fault}  got {r['suspect']}"
             + ("" if r["status"] == "COMPLETED" else f"  [{r['status']}]")
         )
-    print("\nrebuild one: .venv/bin/python -m tests.generator SEED DIR")
+
+
+def baseline(folder: Path) -> dict:
+    """The naive answer: the newest error, its top in-app frame, blame of that line."""
+    scenario = json.loads((folder / "scenario.json").read_text())
+    issues = json.loads((folder / "sentry" / "issues.json").read_text())
+    errors = [i for i in issues if i["level"] == "error"]
+    newest = max(errors, key=lambda i: i["lastSeen"])
+    event = json.loads((folder / "sentry" / "events" / f"{newest['id']}.json").read_text())[0]
+    values = [v for e in event["entries"] if e["type"] == "exception" for v in e["data"]["values"]]
+    in_app = [f for f in values[-1]["stacktrace"]["frames"] if f["inApp"]] if values else []
+    if not in_app:
+        return {"status": "COMPLETED", "diagnosis": {"suspect": None}}
+    frame = in_app[-1]
+    release = event["release"]["version"][len(scenario["release_prefix"]) :]
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo.git"
+        subprocess.run(
+            ["git", "clone", "-q", "--bare", str(folder / "repo.bundle"), str(repo)], check=True
+        )
+        files = _git(repo, "ls-tree", "-r", "--name-only", release).splitlines()
+        names = {
+            (frame.get(k) or "").replace("app:///", "").lstrip("./")
+            for k in ("filename", "absPath")
+        }
+        hits = [
+            f
+            for f in files
+            if any(n and (n == f or n.endswith("/" + f) or f.endswith("/" + n)) for n in names)
+        ]
+        if len(hits) != 1:
+            return {"status": "COMPLETED", "diagnosis": {"suspect": None}}
+        line = frame["lineNo"]
+        blame = _git(repo, "blame", "-l", "-s", f"-L{line},{line}", release, "--", hits[0])
+    commit = blame.split()[0].lstrip("^") if blame else None
+    suspect = {"path": hits[0], "line_start": line, "line_end": line, "commit": commit}
+    return {"status": "COMPLETED", "diagnosis": {"suspect": suspect, "facts": []}}
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else ""
 
 
 def main() -> None:
@@ -189,6 +236,14 @@ def main() -> None:
             meta = json.loads((folder / "generated.json").read_text())
             rows.append(grade(doc, expected) | {"meta": meta, "expected": expected, "wall": wall})
         report(rows, gen_seconds, len(folders))
+        naive = [grade(baseline(f), r["expected"]) for f, r in zip(folders, rows, strict=True)]
+        print(
+            "\nnaive baseline (newest error -> its top in-app frame -> blame of that line): "
+            f"localization {pct([r['localization'] for r in naive])}, "
+            f"on the fault line {pct([r['on_fault'] for r in naive])}, "
+            f"commit {pct([r['commit'] for r in naive])}"
+        )
+        print("\nrebuild one: .venv/bin/python -m tests.generator SEED DIR")
 
 
 if __name__ == "__main__":

@@ -78,9 +78,11 @@ class Meta:
     position: str
     entry: str
     chained: bool
+    suppressed: bool
     truncated: bool
     early_release: bool
     question_lang: str
+    contract: str  # where the contract is: docs, readme, none
     decoys: list[str]
 
 
@@ -110,6 +112,9 @@ def make_plan(seed: int) -> tuple[Plan, random.Random]:
         filler=rng.randint(1, 3),
         dflt=rng.choice(["EU", "US", "APAC"]),
     )
+    extra = random.Random(seed * 7 + 1)  # later choices, drawn apart so earlier seeds keep theirs
+    plan.suppressed = plan.chained and extra.random() < 0.4
+    plan.contract_in_readme = plan.contract and extra.random() < 0.15
     return plan, rng
 
 
@@ -134,9 +139,11 @@ def generate(seed: int, out: Path) -> Path:
         plan.position,
         plan.entry,
         plan.chained,
+        plan.suppressed,
         plan.truncated,
         early is not None,
         plan.question_lang,
+        "readme" if plan.contract_in_readme else "docs" if plan.contract else "none",
         decoys,
     )
     _write_sentry(prog, rng, commits, trees, release, releases, early, now, out, meta)
@@ -176,7 +183,17 @@ def _history(prog: Program, rng: random.Random, now: datetime):
         # Older decoys: the crashing stack's files change long before the fault.
         st.refactored = True
         st.extras.setdefault("calc", []).append(f"describe_{n.s}")
-        add(f"Refactor {domain} results: name the result field", "decoy", rng.randint(30, 120))
+        add(
+            rng.choice(
+                [
+                    f"Refactor {domain} results: name the result field",
+                    f"Rename the {domain} calculation result",
+                    "Fix result naming in the calculations",
+                ]
+            ),
+            "decoy",
+            rng.randint(30, 120),
+        )
         decoys.append("older-refactor-of-stack-lines")
         st.extras.setdefault("helper", []).append(f"format_{n.s}_reference")
         st.doc_notes.setdefault("operations", []).append("Logs are kept for 30 days.")
@@ -211,11 +228,31 @@ def _history(prog: Program, rng: random.Random, now: datetime):
     # Newer decoys, after the fault, touching the stack's files.
     if rng.random() < 0.7:
         st.comments.setdefault("calc", []).append("keep the rounding rules in one place")
-        add(f"Comment the {domain} calculation", "decoy", rng.randint(2, 20))
+        add(
+            rng.choice(
+                [
+                    f"Comment the {domain} calculation",
+                    f"Fix {domain} calculation edge cases",
+                    "Explain the rounding rules",
+                ]
+            ),
+            "decoy",
+            rng.randint(2, 20),
+        )
         decoys.append("comment-in-crash-function")
     if rng.random() < 0.6:
         st.extras.setdefault("calc", []).insert(0, f"is_{n.s}_closed")
-        add(f"Add is_{n.s}_closed for the reports", "decoy", rng.randint(2, 20))
+        add(
+            rng.choice(
+                [
+                    f"Add is_{n.s}_closed for the reports",
+                    f"Handle closed {domain} in reports",
+                    "Reports: closed flag",
+                ]
+            ),
+            "decoy",
+            rng.randint(2, 20),
+        )
         decoys.append("new-function-in-crash-file")
     if rng.random() < 0.5:
         st.docs["service"] = f"Process one {n.s.replace('_', ' ')}: build, compute, return."
@@ -251,21 +288,51 @@ def _fault_note(prog: Program) -> str:
 
 
 def _fault_message(prog: Program, rng: random.Random) -> str:
+    """What the author wrote: often what the change does, sometimes only a vague cleanup."""
     d = prog.n.p.replace("_", " ")
-    msgs = {
-        "null_guard": f"Simplify region routing for {d}",
-        "config_key": "Rename the billing region setting",
-        "off_by_one": f"Read the last line of {d} directly",
-        "div_zero": f"Split {d} by their real number of lines",
-        "default_changed": "Change the default number of split ways",
-        "type_changed": f"Round {d} amounts to two decimals",
-        "format_changed": "Format dates the way customers read them",
-        "key_renamed": "Use camelCase for the customer reference",
-        "filter_changed": "Only open lines count for the first SKU",
-    }
-    return msgs[prog.plan.kind] + rng.choice(
-        ["", "\n\nReviewed in the weekly sync.", "\n\nSmall cleanup."]
+    specific = {
+        "null_guard": [
+            f"Simplify region routing for {d}",
+            "Drop the region fallback, the API always sends one",
+        ],
+        "config_key": ["Rename the billing region setting", "Settings: use the new variable names"],
+        "off_by_one": [f"Read the last line of {d} directly", "Simplify the last line lookup"],
+        "div_zero": [f"Split {d} by their real number of lines", "Remove the minimum of one part"],
+        "default_changed": ["Change the default number of split ways", "No split unless asked"],
+        "type_changed": [
+            f"Round {d} amounts to two decimals",
+            "Amounts formatted with two decimals",
+        ],
+        "format_changed": ["Format dates the way customers read them", "Dates in day/month/year"],
+        "key_renamed": ["Use camelCase for the customer reference", "JSON keys in camelCase"],
+        "filter_changed": ["Only open lines count for the first SKU", "Ignore paid lines"],
+    }[prog.plan.kind]
+    vague = [
+        f"Clean up the {d} code",
+        "Small refactor before the release",
+        f"Tidy {prog.paths[_fault_role(prog)].rsplit('/', 1)[-1]}",
+    ]
+    subject = rng.choice(specific) if rng.random() < 0.7 else rng.choice(vague)
+    return subject + rng.choice(
+        ["", "\n\nReviewed in the weekly sync.", "\n\nPart of the cleanup ticket."]
     )
+
+
+def _contract_doc(plan: Plan) -> str | None:
+    if not plan.contract:
+        return None
+    return "README.md" if plan.contract_in_readme else f"docs/{plan.names.p}.md"
+
+
+def _fault_role(prog: Program) -> str:
+    return {
+        "crash": "calc",
+        "above": "calc",
+        "caller": "service",
+        "callee": "helper",
+        "producer": "builder",
+        "config": "config",
+    }[prog.plan.position]
 
 
 def _render(prog: Program, st: State, extra: dict[str, str]) -> dict[str, list[Line]]:
@@ -539,18 +606,20 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
     if plan.chained:
         wrapper_value = (
             prog.wrap_message()
-            .replace("{rec['id']}", payload["id"])
             .replace("#{rec['id']}", payload["id"])
+            .replace("{rec['id']}", payload["id"])
             .replace("${rec.id}", payload["id"])
             .replace('${rec["id"]}', payload["id"])
         )
-        if plan.lang == "rb":
-            wrapper_value = wrapper_value.replace("#{e.message}", "") + f": {evalue}"
+        if plan.lang == "rb" or plan.suppressed:
+            wrapper_value = wrapper_value + f": {evalue}"
         title, _ = _title(wrapper_type, wrapper_value, plan, prog)
     events = []
     for i, (when, rel) in enumerate(zip(times, ev_releases, strict=True)):
         frames, wrap_frames, crash = _stack(prog, trees[rel])
         values = [_exc_value(etype, evalue, emodule, frames, plan)]
+        if plan.suppressed:  # only the re-raised exception is recorded
+            values, crash = [], wrap_frames[-1]
         if plan.chained:
             values.append(
                 _exc_value(wrapper_type, wrapper_value, _wrap_module(prog), wrap_frames, plan)
@@ -629,24 +698,19 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
     }
     (out / "scenario.json").write_text(json.dumps(scenario, indent=1, ensure_ascii=False) + "\n")
     running = trees[release]
-    fault_role = {
-        "crash": "calc",
-        "above": "calc",
-        "caller": "service",
-        "callee": "helper",
-        "producer": "builder",
-        "config": "config",
-    }[plan.position]
+    fault_role = _fault_role(prog)
     fault_path = prog.paths[fault_role]
     fault_line = _find(running[fault_path], "fault")
-    crash_frame = _stack(prog, running)[2]
+    _, wrap_frames, crash_frame = _stack(prog, running)
     crash_path = _crash_path(prog, crash_frame)
+    if plan.suppressed:  # the cause is not recorded: the exception is raised by the re-raise
+        crash_frame, crash_path = wrap_frames[-1], prog.paths["service"]
     fault_commit = next((c.sha for c in commits if c.role == "fault"), None)
     expected = {
         "fault": {"file": fault_path, "lines": [fault_line, fault_line]},
         "crash": {"file": crash_path, "lines": [crash_frame["lineNo"], crash_frame["lineNo"]]},
         "commit": fault_commit,
-        "contract_doc": f"docs/{n.p}.md" if plan.contract else None,
+        "contract_doc": _contract_doc(plan),
         "issue_id": issue_id,
     }
     (out / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")

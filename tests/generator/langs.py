@@ -147,11 +147,28 @@ class Lang:
         return rows
 
     def rethrow(
-        self, body: list[tuple[int, str, str | None]], message: str, err_cls: str
+        self,
+        body: list[tuple[int, str, str | None]],
+        message: str,
+        err_cls: str,
+        suppressed: bool = False,
     ) -> list[tuple[int, str, str | None]]:
-        """Wrap ``body`` so that a failure is re-raised as ``err_cls`` chained to its cause."""
+        """Wrap ``body`` so that a failure is re-raised as ``err_cls`` chained to its cause, or,
+        when ``suppressed``, with the cause's text only (``raise … from None``, no cause)."""
         k = self.key
         inner = [(i + 1, t, g) for i, t, g in body]
+        if suppressed:
+            raise_line = {
+                "py": f'raise {err_cls}(f"{message}: {{exc}}") from None',
+                "rb": f'raise {err_cls}, "{message}: #{{e.message}}", cause: nil',
+                "php": f'throw new \\RuntimeException("{message}: " . $e->getMessage());',
+                "js": f"throw new {err_cls}(`{message}: ${{err.message}}`);",
+                "ts": f"throw new {err_cls}(`{message}: ${{(err as Error).message}}`);",
+                "java": f'throw new {err_cls}("{message}: " + e.getMessage());',
+                "kt": f'throw {err_cls}("{message}: ${{e.message}}")',
+            }[k]
+            rows = self.rethrow(body, message, err_cls)
+            return [(i, raise_line if g == "rethrow" else t, g) for i, t, g in rows]
         if k == "py":
             return [
                 (0, "try:", None),

@@ -104,6 +104,8 @@ class Plan:
     caller_inline: bool
     filler: int  # lines between an "above" fault and the crash line
     dflt: str = "EU"
+    suppressed: bool = False  # the re-raise drops its cause (raise … from None)
+    contract_in_readme: bool = False  # the contract is a section of README.md, not a docs/ page
 
 
 @dataclass
@@ -144,7 +146,7 @@ class Program:
         n = plan.names
         self.n = n
         self.paths = _paths(plan.lang, n, plan.entry)
-        self.owners = _owners(n, plan.entry)
+        self.owners = _owners(n, plan.entry, plan.lang)
         self.calc_fn = CALC_FN[plan.kind].format(s=n.s)
         self.helper_fn = HELPER_FN.get(plan.kind, "resolve_region")
         self.entry_fn = _entry_fn(plan.lang, plan.entry, n)
@@ -176,8 +178,14 @@ class Program:
     def option_key(self) -> str:
         return "SPLIT_WAYS" if self.plan.position == "config" else "split_ways"
 
-    def sink(self, value: str) -> str:
-        return self.tokens(self.kind.lang[self.plan.lang]["sink"].replace("@V@", value))
+    def sink(self, value: str, st: State) -> str:
+        text = self.kind.lang[self.plan.lang]["sink"].replace("@V@", value)
+        return self.tokens(text.replace("@O@", self.out_name(st)))
+
+    def out_name(self, st: State) -> str:
+        """The crash line's result: an older refactor renamed it (so blame of the crash line
+        points at that older commit unless the fault is on the crash line)."""
+        return self.lang.var(self.kind.out if st.refactored else "computed").lstrip("$")
 
     def v(self) -> str:
         return self.lang.var(self.kind.vname)
@@ -222,7 +230,7 @@ class Program:
         src = self.src_var()
         if pos == "crash":
             value = self.expr(src, st.bad)
-            body.append((0, self.sink(value), "sink fault"))
+            body.append((0, self.sink(value, st), "sink fault"))
         else:
             if pos == "above":
                 line = L.assign(k.vname, VTYPE[k.name], self.expr(src, st.bad))
@@ -233,7 +241,7 @@ class Program:
                 if pos == "callee"
                 else self.v()
             )
-            body.append((0, self.sink(value), "sink"))
+            body.append((0, self.sink(value, st), "sink"))
         body.append((0, self.result_line(st), None))
         params = [("rec", "REC"), ("settings", "REC")]
         if pos == "caller":
@@ -242,7 +250,7 @@ class Program:
         return Fn(self.calc_fn, params, body, doc)
 
     def result_line(self, st: State) -> str:
-        out = self.lang.var(self.kind.out)
+        out = self.lang.var(self.out_name(st))
         label = "result" if st.refactored else "value"
         if self.plan.lang == "py":
             return f'return {{"{label}": {out}, "id": rec["id"]}}'
@@ -309,7 +317,7 @@ class Program:
         inner = [(0, L.ret(call), call_tag)]
         if self.plan.chained:
             msg = self.wrap_message()
-            inner = L.rethrow(inner, msg, self.wrap_class())
+            inner = L.rethrow(inner, msg, self.wrap_class(), self.plan.suppressed)
         body += inner
         doc = st.docs.get("service", f"Process one {self.n.s.replace('_', ' ')} end to end.")
         return Fn(f"process_{self.n.s}", [("rec", "REC"), ("settings", "REC")], body, doc)
@@ -609,9 +617,10 @@ def _paths(lang: str, n: Names, entry: str) -> dict[str, str]:
     return {r: f"internal/{pkg}/{v}" for r, v in rel.items()}
 
 
-def _owners(n: Names, entry: str) -> dict[str, str]:
+def _owners(n: Names, entry: str, lang: str) -> dict[str, str]:
     S, P = n.S, n.P
-    e = {"web": f"{S}Controller", "job": f"{S}SyncJob", "cli": f"Export{P}Command"}
+    web = f"{P}Controller" if lang == "rb" else f"{S}Controller"  # Rails: plural controllers
+    e = {"web": web, "job": f"{S}SyncJob", "cli": f"Export{P}Command"}
     return {
         "entry": e[entry],
         "service": f"{S}Service",
@@ -805,9 +814,9 @@ def _wrap(prog: Program, role: str, fns: list[Fn], st: State) -> list[Line]:
             out += [("", None), ("", None)]
         return out + body
     if lang == "rb":
+        out += [("# frozen_string_literal: true", None), ("", None)]
         if header:
             out += [(f"# {header}", None)]
-        out += [("# frozen_string_literal: true", None), ("", None)]
         kw = "class" if role == "entry" else "module"
         parent = {"web": " < ApplicationController", "job": " < ApplicationJob", "cli": " < Thor"}
         out += [(f"{kw} {owner}{parent[prog.plan.entry] if role == 'entry' else ''}", None)]
@@ -1055,7 +1064,9 @@ def _support_files(prog: Program, st: State) -> dict[str, list[Line]]:
         f"`{prog.paths['builder']}` and processed by `{prog.paths['service']}`.",
         "Settings come from the environment, read once at start.",
     ]
-    if prog.plan.contract:
+    if prog.plan.contract and prog.plan.contract_in_readme:
+        files["README.md"] += ["", *_contract(prog)[2:]]
+    elif prog.plan.contract:
         files[f"docs/{n.p}.md"] = _contract(prog) + st.doc_notes.get("contract", [])
     files["docs/operations.md"] = [
         "# Operations",

@@ -15,6 +15,7 @@ is a special case of one incident: every rule is about diffs, stacks and events 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -476,6 +477,7 @@ class Located:
     evidence: str
     release: list[str] | None  # the file at the running revision, if read
     revision: str | None
+    release_id: str | None = None
 
     @property
     def sha(self) -> str:
@@ -555,8 +557,14 @@ class Located:
         why = t[strategy].format(commit=self.sha[:7], path=path, line=line) + " " + t["hypothesis"]
         if numbered_at == self.sha and self.revision != self.sha:
             why += " " + t["numbered_commit"].format(commit=self.sha[:7])
+        cited = [self.evidence, *([self.release_id] if placed is not None else [])]
         return ProposedChange(
-            path=path, diff=diff, rationale=why, strategy=strategy, numbered_at=numbered_at
+            path=path,
+            diff=diff,
+            rationale=why,
+            strategy=strategy,
+            numbered_at=numbered_at,
+            evidence=[c for c in cited if c],
         )
 
     def _place(self, now: list[str], near: int) -> int | None:
@@ -596,6 +604,7 @@ def _locate(ev: Evidence_, s: Suspected) -> Located | None:
     release_rec = ev.file(s.path)
     release = release_rec.content.splitlines() if release_rec is not None else None
     revision = release_rec.revision if release_rec is not None else None
+    rid = release_rec.id if release_rec is not None else None
     if revision is None:
         revision = next((r.revision for r in reversed(ev.changes) if r.revision), None)
     wanted = {
@@ -630,10 +639,8 @@ def _locate(ev: Evidence_, s: Suspected) -> Located | None:
                 noise = 0 if any(_meaningful(e[3]) for e in lines) else 1
                 key = (noise, distance)
                 if best is None or key < best[0]:
-                    best = (
-                        key,
-                        Located(commit, file, hunk, seq, block, rec_id, release, revision),
-                    )
+                    found = Located(commit, file, hunk, seq, block, rec_id, release, revision, rid)
+                    best = (key, found)
         seen.add((str(commit.get("sha")), rec_id))
     return best[1] if best else None
 
@@ -648,7 +655,8 @@ def _affected(
     keys: set[tuple[str, int]] = set()
 
     def add(loc: Location) -> None:
-        if (loc.path, loc.line_start) not in keys:
+        # The crash line is listed even when it is the fault line too: both facts matter.
+        if loc.role == "crash" or (loc.path, loc.line_start) not in keys:
             keys.add((loc.path, loc.line_start))
             out.append(loc)
 
@@ -1048,6 +1056,8 @@ def problems(diagnosis: Any, lookup: Any) -> list[str]:
         cited.append(("trigger", diagnosis.trigger.evidence))
     if diagnosis.window is not None:
         cited.append(("window", diagnosis.window.evidence))
+    if diagnosis.proposed_change is not None:
+        cited.append(("proposed_change", diagnosis.proposed_change.evidence))
     cited += [(f"related_issues[{i}]", r.evidence) for i, r in enumerate(diagnosis.related_issues)]
     cited += [
         (f"confidence_factors[{i}]", f.evidence) for i, f in enumerate(diagnosis.confidence_factors)
@@ -1061,7 +1071,13 @@ def problems(diagnosis: Any, lookup: Any) -> list[str]:
         if not change.evidence:
             out.append("change must cite the evidence that shows the diff")
         else:
-            text = _squash(" ".join(lookup(e).content for e in change.evidence))
+            # The item's text may be cut at the result size; its data holds the whole diff.
+            text = _squash(
+                " ".join(
+                    lookup(e).content + json.dumps(lookup(e).data, ensure_ascii=False)
+                    for e in change.evidence
+                )
+            )
             absent = [x for x in [*change.before, *change.after] if _squash(x) not in text]
             if absent:
                 out.append(f"change: lines not in {change.evidence}: {absent[:2]}")

@@ -440,10 +440,17 @@ class Loop:
                 recommended_check=str(args.get("recommended_check") or ""),
                 suspect=suspect,
                 confidence=args.get("confidence") or "low",
-                **{k: args[k] for k in finding.FIELDS if args.get(k) not in (None, [], {})},
             )
         except (ValidationError, TypeError, KeyError) as exc:
             raise ToolFailure(f"malformed arguments: {short_errors(exc)}") from None
+        given = {k: args[k] for k in finding.FIELDS if args.get(k) not in (None, [], {})}
+        try:
+            diagnosis = Diagnosis.model_validate({**diagnosis.model_dump(), **given})
+        except ValidationError as exc:
+            raise ToolFailure(
+                f"malformed finding: {short_errors(exc)} (leave a part out to have it "
+                "computed from the evidence)"
+            ) from None
         if not diagnosis.root_cause:
             problems.append("root_cause is empty")
         if not diagnosis.facts:

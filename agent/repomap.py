@@ -34,7 +34,7 @@ SOURCE = {
 }
 LOW_PRIORITY = re.compile(
     r"(^|/)(tests?|spec|__tests__|testdata|fixtures|vendor|node_modules|dist|build|target|"
-    r"third_party|examples?|docs?|migrations)(/|$)"
+    r"third_party|examples?|docs?|migrations|generated|gen|mocks?|stubs?)(/|$)"
 )
 
 # What `git grep -E` looks for: lines that open with a declaration keyword (indented at
@@ -198,7 +198,9 @@ def render(
     for f in folders.values():
         near = 0 if f.path in wanted else 1 if any(w.startswith(f.path) for w in wanted) else 2
         low = 1 if LOW_PRIORITY.search(f.path + "/") else 0
-        f.priority = (near, low, f.path.count("/"), -len(f.defs), f.path)
+        # Big folders say least per character: they are shown in less detail first.
+        crowded = 1 if len(f.files) > 30 else 0
+        f.priority = (near, low, crowded, f.path.count("/"), f.path)
     order = sorted(folders.values(), key=lambda f: f.path)
     where = "the running revision" if at_release else "HEAD (the running release is not known yet)"
     head = [

@@ -13,12 +13,15 @@ punctuation mark of the messages, tool calls and tool schemas is one token), not
 model's tokenizer.
 
     .venv/bin/python benchmarks/prefetch.py [SCENARIO_DIR ...]
+    .venv/bin/python benchmarks/prefetch.py --grow 5000 [RECIPE_NAME ...]   # large trees
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -154,10 +157,60 @@ async def main(folders: list[Path]) -> None:
     ratio((True, False), (True, True), "with the map (pre-fetch on)")
 
 
+SYNTHETIC = {
+    "py": "class Gen{n}:\n    def run(self):\n        return {n}\n",
+    "java": "public class Gen{n} {{\n    public int run() {{ return {n}; }}\n}}\n",
+    "kt": "class Gen{n} {{\n    fun run() = {n}\n}}\n",
+    "go": "package gen\n\nfunc Gen{n}() int {{ return {n} }}\n",
+    "js": "export function gen{n}() {{ return {n}; }}\n",
+    "ts": "export function gen{n}(): number {{ return {n}; }}\n",
+    "rb": "class Gen{n}\n  def run\n    {n}\n  end\nend\n",
+    "php": "<?php\nclass Gen{n} {{\n    public function run() {{ return {n}; }}\n}}\n",
+}
+
+
+def grown(recipe: Path, tmp: Path, files: int) -> Path:
+    """The recipe with `files` synthetic source files (in its own language) in its first
+    commit, so every commit's tree — the release's too — holds them; built as a scenario."""
+    from bot.scenarios import build_scenario
+
+    copy = tmp / f"recipe-{recipe.name}"
+    shutil.copytree(recipe, copy)
+    fault = json.loads((copy / "expected.json").read_text())["fault"]["file"]
+    ext = fault.rsplit(".", 1)[-1]
+    template = SYNTHETIC.get(ext, SYNTHETIC["py"])
+    raw = json.loads((copy / "recipe.json").read_text())
+    for n in range(files):
+        rel = f"synthetic/mod{n // 50:04d}/gen{n:05d}.{ext}"
+        (copy / "files" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy / "files" / rel).write_text(template.format(n=n))
+        raw["commits"][0]["files"][f"lib/generated/mod{n // 50:04d}/gen{n:05d}.{ext}"] = rel
+    (copy / "recipe.json").write_text(json.dumps(raw))
+    return build_scenario(copy, tmp / f"grown-{recipe.name}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenarios", nargs="*", type=Path)
+    parser.add_argument(
+        "--grow",
+        type=int,
+        default=0,
+        metavar="FILES",
+        help="add FILES synthetic source files to each recipe's repository (recipes only)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        folders = args.scenarios or default_scenarios(Path(tmp))
+        if args.grow:
+            recipes = [ROOT / "bot" / "demo" / "orders"] + sorted(
+                p
+                for p in (ROOT / "tests" / "fixtures" / "scenarios").iterdir()
+                if (p / "recipe.json").is_file()
+            )
+            chosen = [r for r in recipes if not args.scenarios or r.name in {
+                s.name for s in args.scenarios
+            }]  # fmt: skip
+            folders = [grown(r, Path(tmp), args.grow) for r in chosen]
+        else:
+            folders = args.scenarios or default_scenarios(Path(tmp))
         asyncio.run(main(folders))

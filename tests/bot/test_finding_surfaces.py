@@ -260,8 +260,9 @@ async def test_the_model_path_gets_the_finding_and_its_own_is_checked(built_scen
     folder = built_scenarios["orders"]
     bogus = orders_finish(folder, change={"commit": "835b04b", "path": "x", "before": ["nope"],
                                           "evidence": ["E6"]})  # fmt: skip
+    malformed = orders_finish(folder, fix={"risk": "tiny"})
     plain = orders_finish(folder)
-    calls = [("finish_investigation", json.dumps(x)) for x in (bogus, plain)]
+    calls = [("finish_investigation", json.dumps(x)) for x in (malformed, bogus, plain)]
     async with FakeChat(api_key="gsk-find") as chat:
         chat.script([{"content": None, "tool_calls": [call]} for call in calls])
         scenario = load_scenario(folder)
@@ -284,6 +285,7 @@ async def test_the_model_path_gets_the_finding_and_its_own_is_checked(built_scen
         refusal = [
             m["content"] for r in chat.requests[1:] for m in r["messages"] if m["role"] == "tool"
         ]
+    assert any("malformed finding: fix" in c and "computed from the evidence" in c for c in refusal)
     assert any("change: lines not in" in c for c in refusal)
     d = doc["diagnosis"]
     assert doc["status"] == "COMPLETED"

@@ -202,11 +202,9 @@ if __name__ == "__main__":
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         if args.grow:
-            recipes = [ROOT / "bot" / "demo" / "orders"] + sorted(
-                p
-                for p in (ROOT / "tests" / "fixtures" / "scenarios").iterdir()
-                if (p / "recipe.json").is_file()
-            )
+            fixtures = ROOT / "tests" / "fixtures" / "scenarios"
+            found = sorted(p for p in fixtures.iterdir() if (p / "recipe.json").is_file())
+            recipes = [ROOT / "bot" / "demo" / "orders", *found]
             chosen = [r for r in recipes if not args.scenarios or r.name in {
                 s.name for s in args.scenarios
             }]  # fmt: skip

@@ -15,7 +15,6 @@ is a special case of one incident: every rule is about diffs, stacks and events 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1045,6 +1044,18 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+def _strings(data: Any) -> Iterable[str]:
+    """Every string inside a tool's structured result, as written (no JSON escaping)."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, Mapping):
+        for value in data.values():
+            yield from _strings(value)
+    elif isinstance(data, list | tuple):
+        for value in data:
+            yield from _strings(value)
+
+
 def problems(diagnosis: Any, lookup: Any) -> list[str]:
     """Why a finish's finding fields cannot be accepted: cited items that do not exist, a
     quoted change whose lines are not in the items it cites, a diff that is not one."""
@@ -1074,7 +1085,7 @@ def problems(diagnosis: Any, lookup: Any) -> list[str]:
             # The item's text may be cut at the result size; its data holds the whole diff.
             text = _squash(
                 " ".join(
-                    lookup(e).content + json.dumps(lookup(e).data, ensure_ascii=False)
+                    " ".join([lookup(e).content, *_strings(lookup(e).data)])
                     for e in change.evidence
                 )
             )

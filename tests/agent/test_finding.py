@@ -175,3 +175,13 @@ def test_a_finding_that_matches_the_evidence_is_accepted():
     )  # fmt: skip
     d = Diagnosis(root_cause="r", change=change)
     assert finding.problems(d, inv.evidence_by_id) == []
+
+
+def test_a_quoted_change_may_come_from_the_diff_past_the_cut_text():
+    inv = investigation()
+    hunk = {"removed": [[3, '    rs.getLong("id"),']], "added": [], "context": []}
+    data = {"commits": [{"sha": "a" * 40, "files": [{"path": "p", "hunks": [hunk]}]}]}
+    inv.add_evidence(source="code", tool="code__git_changes", title="changes",
+                     content="1 commit(s)…\n[truncated]", data=data)  # fmt: skip
+    change = QuotedChange(commit="a", path="p", before=['    rs.getLong("id"),'], evidence=["E2"])
+    assert finding.problems(Diagnosis(root_cause="r", change=change), inv.evidence_by_id) == []

@@ -92,6 +92,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "same-entry": "same entry point ({entry})",
         "same-release": "events of release {release}",
         "after-release": "first seen after release {release} was deployed",
+        "failing-request": "the failing requests",
+        "failing-job": "the failing jobs",
+        "failing-cli": "the failing command",
+        "failing-unknown": "the failing events",
         "replay-request": "Replay one of the failing requests",
         "replay-job": "Re-run one of the failing jobs with its payload",
         "replay-cli": "Run the failing command again with the same arguments",
@@ -134,6 +138,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "same-entry": "mismo punto de entrada ({entry})",
         "same-release": "eventos de la versión {release}",
         "after-release": "visto por primera vez tras desplegar la versión {release}",
+        "failing-request": "las peticiones fallidas",
+        "failing-job": "los trabajos fallidos",
+        "failing-cli": "el comando fallido",
+        "failing-unknown": "los eventos fallidos",
         "replay-request": "Reproducir una de las peticiones fallidas",
         "replay-job": "Volver a lanzar uno de los trabajos fallidos con su carga",
         "replay-cli": "Volver a ejecutar el comando fallido con los mismos argumentos",
@@ -144,6 +152,12 @@ TEXTS: dict[str, dict[str, str]] = {
 
 def texts(language: str) -> dict[str, str]:
     return TEXTS.get((language or "en").split("-")[0].lower(), TEXTS["en"])
+
+
+def failing(event: Mapping[str, Any] | None, language: str) -> str:
+    """ "the failing requests", "the failing jobs"…: what failed, as the events show it."""
+    kind = trigger.kind_of(event) if event else "unknown"
+    return texts(language)[f"failing-{kind}"]
 
 
 def replay_phrase(event: Mapping[str, Any] | None, language: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent.finding import replay_phrase
+from agent.finding import failing, replay_phrase
 from agent.report import code_span as q
 
 if TYPE_CHECKING:
@@ -133,8 +133,9 @@ class Words:
             )
         c = a.change
         return (
-            f"Commit {c.sha[:7]} made {c.path}:{a.suspect()[1]} stop handling the case that the "
-            f"failing requests hit, which raises {a.exc.type} at {a.path}:{a.frame.lineno}."
+            f"Commit {c.sha[:7]} made {c.path}:{a.suspect()[1]} stop handling the case that "
+            f"{failing(a.event, 'en')} hit, which raises {a.exc.type} at "
+            f"{a.path}:{a.frame.lineno}."
         )
 
     def elsewhere(self, a: Analysis) -> str:
@@ -273,7 +274,7 @@ class Palabras(Words):
         c = a.change
         return (
             f"El commit {c.sha[:7]} hizo que {c.path}:{a.suspect()[1]} dejara de tratar el caso "
-            f"que llega en las peticiones fallidas, lo que lanza {a.exc.type} en "
+            f"que llega en {failing(a.event, 'es')}, lo que lanza {a.exc.type} en "
             f"{a.path}:{a.frame.lineno}."
         )
 

@@ -43,13 +43,14 @@ def test_secrets_never_reach_the_trigger():
         "note": f"token {SECRET}",
         "card_number": "4111111111111111",
         "order_id": "0b7e9f52-4c1d-4a8e-9d3b-2f6a1c0e8d77",
+        "city": "Sevilla",
     }
     ev = event(
         entries=[request(body, headers)],
         tags=[{"key": "client", "value": "ios"}, {"key": "auth_token", "value": SECRET}],
     )
     argv = event(extra={"sys.argv": ["sync", "--password", "hunter2", f"--token={SECRET}"]})
-    found = trigger.trigger_of([ev], [], ["E2"])
+    found = trigger.trigger_of([ev], ["ref = body.order_id"], ["E2"])
     cli = trigger.trigger_of([argv], [], ["E3"])
     text = json.dumps([found.model_dump(), cli.model_dump()])
     for secret in (SECRET, "hunter2", "ana@example.com", "4111111111111111"):
@@ -57,7 +58,9 @@ def test_secrets_never_reach_the_trigger():
     values = {f.name: f.value for f in found.fields}
     assert values["customer.email"] == "[email]"
     assert values["client"] == "ios"
-    assert values["order_id"] == body["order_id"]  # an id is not a secret
+    assert values["order_id"] == body["order_id"]  # read by the code, and not a secret
+    assert values["city"] == "text (7 chars)"  # anyone's data: its shape is enough
+    assert values["customer.password"] == values["apiKey"] == values["note"] == "[redacted]"
     assert cli.entry == "sync --password [redacted] --token=[redacted]"
 
 

@@ -232,7 +232,7 @@ def _evidence_number(evidence_id: str) -> int:
 
 
 @dataclass
-class Evidence_:
+class Items:
     """The evidence sorted by kind; the newest item of each kind last."""
 
     details: list[Record] = field(default_factory=list)
@@ -247,7 +247,7 @@ class Evidence_:
     patches: list[Record] = field(default_factory=list)
 
     @classmethod
-    def sort(cls, records: Iterable[Record]) -> Evidence_:
+    def sort(cls, records: Iterable[Record]) -> Items:
         ev = cls()
         for r in records:
             if isinstance(r.data, Mapping) and isinstance(r.data.get("event"), Mapping):
@@ -337,7 +337,7 @@ def compute(
 ) -> Finding:
     """The finding for a suspect, from the evidence alone. Every part is optional: what the
     evidence does not show is left out, never made up."""
-    ev = Evidence_.sort(records)
+    ev = Items.sort(records)
     t = texts(language)
     issue, events, details_ids = _events(ev)
     event = events[0] if events else None
@@ -368,11 +368,15 @@ def compute(
 
 
 def arguments(
-    records: Sequence[Record], suspect: Mapping[str, Any] | None, language: str = "en"
+    records: Sequence[Record],
+    suspect: Mapping[str, Any] | None,
+    language: str = "en",
+    factors: list[ConfidenceFactor] | None = None,
 ) -> dict[str, Any]:
-    """finish_investigation arguments for a suspect given as those arguments give it."""
+    """finish_investigation arguments for a suspect given as those arguments give it;
+    `factors`, when given (a scorer's), replace the ones read from the evidence."""
     if not suspect or not suspect.get("path"):
-        return compute(records, None, language=language).arguments()
+        return compute(records, None, language=language, factors=factors).arguments()
     return compute(
         records,
         str(suspect["path"]),
@@ -380,13 +384,14 @@ def arguments(
         int(suspect.get("line_end") or suspect.get("line_start") or 1),
         suspect.get("commit"),
         language=language,
+        factors=factors,
     ).arguments()
 
 
 # -- the issue and its events --------------------------------------------------------------
 
 
-def _events(ev: Evidence_) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+def _events(ev: Items) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """The issue followed (the newest details read), its events newest first, and the ids."""
     if not ev.details:
         return {}, [], []
@@ -420,7 +425,7 @@ def _stack(
     return list(out.values())
 
 
-def _blamed(ev: Evidence_, path: str, line: int) -> str | None:
+def _blamed(ev: Items, path: str, line: int) -> str | None:
     for r in reversed(ev.blames):
         if r.data.get("path") != path:
             continue
@@ -591,7 +596,7 @@ class Located:
         return min(hits, key=lambda k: abs(k + 1 - near)) if hits else None
 
 
-def _hunks_of(ev: Evidence_) -> Iterable[tuple[dict[str, Any], dict[str, Any], str]]:
+def _hunks_of(ev: Items) -> Iterable[tuple[dict[str, Any], dict[str, Any], str]]:
     """(commit, file) pairs of every change and patch read, newest evidence first."""
     for r in reversed(ev.changes):
         for c in r.data["commits"]:
@@ -612,7 +617,7 @@ def _same_commit(a: str | None, b: str | None) -> bool:
     return len(min(a, b, key=len)) >= 7 and (a.startswith(b) or b.startswith(a))
 
 
-def _locate(ev: Evidence_, s: Suspected) -> Located | None:
+def _locate(ev: Items, s: Suspected) -> Located | None:
     """The suspect commit's hunk in the suspect file nearest the suspect lines."""
     release_rec = ev.file(s.path)
     release = release_rec.content.splitlines() if release_rec is not None else None
@@ -736,7 +741,7 @@ def _assess(
     located: Located | None,
     proposal: ProposedChange | None,
     stack: list[tuple[stacktrace.Frame, str]],
-    ev: Evidence_,
+    ev: Items,
     s: Suspected | None,
     t: dict[str, str],
 ) -> FixAssessment | None:
@@ -788,7 +793,7 @@ def stacktrace_last(function: str) -> str:
     return names[-1].rstrip("?!") if names else ""
 
 
-def _callers(ev: Evidence_, name: str) -> int | None:
+def _callers(ev: Items, name: str) -> int | None:
     """Call sites of `name` in the greps and symbol searches read; None if none looked."""
     call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
     looked, found = False, set()
@@ -808,7 +813,7 @@ def _callers(ev: Evidence_, name: str) -> int | None:
 
 
 def _factors(
-    ev: Evidence_,
+    ev: Items,
     event: Mapping[str, Any] | None,
     excs: list[stacktrace.ExceptionInfo],
     stack: list[tuple[stacktrace.Frame, str]],
@@ -982,7 +987,7 @@ def _buckets(issue: Mapping[str, Any]) -> list[tuple[datetime, int]]:
 
 
 def _related(
-    ev: Evidence_,
+    ev: Items,
     issue: Mapping[str, Any],
     stack: list[tuple[stacktrace.Frame, str]],
     window: AffectedWindow | None,

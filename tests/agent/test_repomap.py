@@ -85,14 +85,14 @@ def big_repo(tmp_path: Path, folders: int, per_folder: int) -> Path:
 
 
 async def test_a_large_repository_fits_the_budget_with_the_files_read_in_full(tmp_path):
-    work = big_repo(tmp_path, folders=60, per_folder=25)  # 1,500 files
-    focus = ["pkg/mod042/file007.py"]
-    found = await repomap.build(GitCodeTools(work, "o/r"), "HEAD", tokens=800, focus=focus)
-    assert found.files == 1500 and found.definitions == 4500
-    assert len(found.text) <= 800 * repomap.CHARS_PER_TOKEN
+    work = big_repo(tmp_path, folders=40, per_folder=15)  # 600 files
+    focus = ["pkg/mod032/file007.py"]
+    found = await repomap.build(GitCodeTools(work, "o/r"), "HEAD", tokens=600, focus=focus)
+    assert found.files == 600 and found.definitions == 1800
+    assert len(found.text) <= 600 * repomap.CHARS_PER_TOKEN
     # The folder of the file already read keeps its declarations; the others are counted.
-    assert "  file007.py: class Thing42x7, helper7 [run]" in found.text
-    assert "pkg/mod001/ (25 files)" in found.text or "more folders not shown" in found.text
+    assert "  file007.py: class Thing32x7, helper7 [run]" in found.text
+    assert "pkg/mod001/ (15 files)" in found.text or "more folders not shown" in found.text
 
 
 async def test_git_output_is_bounded_and_the_map_says_it_was_cut(tmp_path):

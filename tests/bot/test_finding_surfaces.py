@@ -33,33 +33,33 @@ NAMES = [
 KINDS = {"python-celery-worker-no-request": "job"}
 
 
-async def investigate(folder: Path, tmp: Path) -> tuple[dict, Investigation]:
-    git = git_server()
+async def investigate(
+    folders: dict[str, Path], tmp: Path
+) -> dict[str, tuple[dict, Investigation, Path]]:
+    git = git_server()  # one server for every run, as a worker keeps it
     await git.start()
+    out = {}
     try:
-        scenario = load_scenario(folder)
-        inv = Investigation.open(scenario.question, scenario.scope)
-        repo = await clone(scenario, tmp)
-        url = f"sqlite+aiosqlite:///{tmp / 'run.db'}"
-        doc = await run(scenario, repo, inv, url, Limits(), as_json=True, git=git)
-        engine = create_engine(url)
-        try:
-            stored = await SqlStore(engine).load(doc["investigation_id"])
-        finally:
-            await engine.dispose()
+        for name, folder in folders.items():
+            scenario = load_scenario(folder)
+            inv = Investigation.open(scenario.question, scenario.scope)
+            repo = await clone(scenario, tmp / name)
+            url = f"sqlite+aiosqlite:///{tmp / name / 'run.db'}"
+            doc = await run(scenario, repo, inv, url, Limits(), as_json=True, git=git)
+            engine = create_engine(url)
+            try:
+                out[name] = (doc, await SqlStore(engine).load(doc["investigation_id"]), folder)
+            finally:
+                await engine.dispose()
     finally:
         await git.aclose()
-    return doc, stored
+    return out
 
 
 @pytest.fixture(scope="module")
 def runs(built_scenarios, tmp_path_factory) -> dict[str, tuple[dict, Investigation, Path]]:
-    out = {}
-    for name in NAMES:
-        folder = built_scenarios[name]
-        doc, inv = asyncio.run(investigate(folder, tmp_path_factory.mktemp(name)))
-        out[name] = (doc, inv, folder)
-    return out
+    folders = {name: built_scenarios[name] for name in NAMES}
+    return asyncio.run(investigate(folders, tmp_path_factory.mktemp("finding")))
 
 
 def expected(folder: Path) -> dict:

@@ -160,8 +160,6 @@ class Folder:
                     more = f", +{len(members) - 15}" if len(members) > 15 else ""
                     shown += f" [{', '.join(members[:15])}{more}]"
                 out.append(f"  {name}: {shown}" if shown else f"  {name}")
-            elif self.level <= 2 and defs:
-                out.append(f"  {name}")
             else:
                 plain.append(name)
         if plain:

@@ -135,7 +135,7 @@ class Suspect(BaseModel):
     commit: str | None = None
 
 
-# -- what an on-call engineer acts on (agent/finding.py computes these from the evidence) --
+# -- what an on-call engineer acts on (agent/finding/ computes these from the evidence) --
 
 IncidentKind = Literal["request", "job", "cli", "unknown"]
 

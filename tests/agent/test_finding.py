@@ -1,4 +1,4 @@
-"""agent/trigger.py and agent/finding.py on hand-made events and hunks: the kind of incident,
+"""agent/trigger.py and agent/finding/ on hand-made events and hunks: the kind of incident,
 secrets kept out, the hunk read back in diff order, and a finish whose finding does not
 match the evidence refused."""
 

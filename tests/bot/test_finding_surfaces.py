@@ -1,4 +1,4 @@
-"""The finding (agent/finding.py) on recorded incidents of several languages, through the
+"""The finding (agent/finding/) on recorded incidents of several languages, through the
 CLI's path (store, queue, worker, loop, offline investigator): in the JSON document, in the
 Slack diagnosis message and in the issue draft, in the incident's language. The proposed
 change is checked with real git: it applies to the running revision and brings back what

@@ -135,7 +135,7 @@ class Suspect(BaseModel):
     commit: str | None = None
 
 
-# -- what an on-call engineer acts on (agent/finding.py computes these from the evidence) --
+# -- what an on-call engineer acts on (agent/finding/ computes these from the evidence) --
 
 IncidentKind = Literal["request", "job", "cli", "unknown"]
 
@@ -185,6 +185,7 @@ class ProposedChange(BaseModel):
     rationale: str = ""
     strategy: Literal["restore-removed", "restore-previous", "revert-added"] = "restore-previous"
     numbered_at: str | None = None  # the revision the diff's line numbers refer to
+    evidence: list[str] = Field(default_factory=list)  # the diff's and the file's items
 
 
 class Location(BaseModel):
@@ -398,6 +399,8 @@ class Stats(BaseModel):
     # The deterministic pre-fetch: whether it ran, and the tool calls it made.
     prefetch: bool = False
     prefetch_calls: int = 0
+    # The repository map given before the first request (agent/repomap.py): its size.
+    repo_map_chars: int = 0
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -164,6 +164,28 @@ def scrub(key: str, value: Any) -> str:
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
 
 
+# Sources whose values may be anyone's personal data: shown in full only where the code
+# that fails reads them; elsewhere their shape tells enough.
+PAYLOAD = ("request.data", "job", "frame")
+
+
+def shape(shown: str, value: Any) -> str:
+    """A value's kind and size instead of its text: `text (12 chars)`; numbers, booleans,
+    nulls and redactions stay as they are."""
+    if value is None or isinstance(value, bool | int | float) or shown in (REDACTED, "[email]"):
+        return shown
+    if isinstance(value, str):
+        bare = value.strip("'\"")
+        if re.fullmatch(r"-?\d+(\.\d+)?", bare) or bare in ("", "[Filtered]"):
+            return shown
+        return f"text ({len(bare)} chars)"
+    if isinstance(value, list | tuple):
+        return f"list ({len(value)} items)"
+    if isinstance(value, Mapping):
+        return f"object ({len(value)} keys)"
+    return type(value).__name__
+
+
 def scrub_argv(argv: Sequence[str]) -> str:
     out: list[str] = []
     hide_next = False
@@ -355,6 +377,8 @@ def trigger_of(
             if source in ("request.data", "job"):
                 has_payload = True
             shown = scrub(name, value) if source != "argv" else str(value)
+            if source in PAYLOAD and _norm(_leaf(name)) not in wanted | words:
+                shown = shape(shown, value)
             key = (name, shown, source)
             seen[key] = seen.get(key, 0) + 1
 

@@ -78,6 +78,7 @@ class ScenarioRuntime:
         can_ask: bool = True,
         extract_model: Callable[[Investigation], Model] | None = None,
         prefetch: bool = True,
+        repo_map: bool = True,
         ledger: UsageLedger | None = None,
         sentry: McpToolset | None = None,
         mirror: Mirror | None = None,
@@ -96,6 +97,7 @@ class ScenarioRuntime:
         self.model = model or (lambda inv: OfflineInvestigator(inv.scope))
         self.extract_model = extract_model
         self.prefetch = prefetch and model is not None
+        self.repo_map = repo_map and model is not None  # for a model, not the offline one
         self.ledger = ledger
         scope = scenario.scope
         self._own_git = git is None
@@ -152,4 +154,5 @@ class ScenarioRuntime:
             extractor=self.extract_model(inv) if self.extract_model else None,
             prefetch=self.prefetch,
             ledger=self.ledger,
+            repo_map=self.code if self.repo_map else None,
         )

@@ -565,27 +565,6 @@ class Analysis:
             return "medium", up, down
         return "low", up, down
 
-    @property
-    def kind(self) -> str:
-        """What failed: a web request, a background job, a command — from what the event
-        carries (a request entry; job or task tags and transaction names), else unknown."""
-        entries = self.event.get("entries") or []
-        if any(isinstance(e, dict) and e.get("type") == "request" for e in entries):
-            return "request"
-        if self.event.get("request"):
-            return "request"
-        tags = {
-            str(t.get("key", "")).lower(): str(t.get("value", "")).lower()
-            for t in self.event.get("tags") or []
-            if isinstance(t, dict)
-        }
-        said = " ".join([*tags, *tags.values(), str(self.event.get("transaction") or "")])
-        if re.search(r"celery|sidekiq|job|task|worker|queue|consumer|cron|schedul|resque", said):
-            return "job"
-        if re.search(r"\bcli\b|command|argv|console|script", said):
-            return "command"
-        return "other"
-
     def change_quote(self) -> str | None:
         return self.change.text if self.change is not None and self.change.text else None
 

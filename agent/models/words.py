@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent.finding import replay_phrase
+from agent.finding import failing, replay_phrase
 from agent.report import code_span as q
 
 if TYPE_CHECKING:
@@ -41,16 +41,8 @@ def _removed(a: Analysis) -> str:
 
 
 def _failing(a: Analysis, w: Words) -> str:
-    """What fails, in the words of the incident: requests, jobs, commands."""
-    spanish = isinstance(w, Palabras)
-    kind = a.kind
-    if kind == "request":
-        return "las peticiones" if spanish else "the requests"
-    if kind == "job":
-        return "los trabajos en segundo plano" if spanish else "the background jobs"
-    if kind == "command":
-        return "las ejecuciones del comando" if spanish else "the command's runs"
-    return "las ejecuciones" if spanish else "the runs"
+    """What fails, in the words of the incident: requests, jobs, a command."""
+    return failing(a.event, "es" if isinstance(w, Palabras) else "en")
 
 
 class Words:

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -603,6 +603,27 @@ class GitCodeTools:
         run = await self._git("ls-tree", "-r", "-z", "--name-only", sha)
         return [p for p in run.stdout.split("\0") if p]
 
+    async def outline(
+        self, revision: str, patterns: Sequence[str], *, max_bytes: int, seconds: float
+    ) -> tuple[str, list[str], list[tuple[str, int, str]], bool]:
+        """agent.repomap.Outline: the paths at `revision` and the lines matching any of
+        `patterns` (extended regular expressions), each git run bounded in bytes and time."""
+        sha = await self.resolve(revision)
+        listing = await self._git(
+            "ls-tree", "-r", "-z", "--name-only", sha, max_bytes=max_bytes, seconds=seconds
+        )
+        paths = [p for p in listing.stdout.split("\0") if p]
+        if listing.truncated:
+            paths = paths[:-1]  # the last name may be cut
+        cmd = ["grep", "-n", "-z", "-I", "--no-color", "-E"]
+        for pattern in patterns:
+            cmd += ["-e", pattern]
+        found = await self._git(*cmd, sha, check=False, max_bytes=max_bytes, seconds=seconds)
+        if found.returncode not in (0, 1) and not found.truncated:
+            raise ToolFailure(f"git grep failed: {_one_line(found.stderr, 'outline failed')}")
+        matches = [(m["path"], m["line"], m["text"]) for m in self._parse_grep(found.stdout, sha)]
+        return sha, paths, matches, listing.truncated or found.truncated
+
     async def file_exists(self, path: str, revision: str) -> bool:
         """agent.ports.RevisionFiles: whether `path` is a file at `revision`."""
         try:
@@ -1085,8 +1106,15 @@ class GitCodeTools:
         if await self._object_type(sha, path) is None:
             raise ToolFailure(f"{path} does not exist at {_short(sha)}")
 
-    async def _git(self, *args: str, check: bool = True, literal: bool = True) -> _GitRun:
-        """Run git without a shell; read at most MAX_OUTPUT_BYTES of its output.
+    async def _git(
+        self,
+        *args: str,
+        check: bool = True,
+        max_bytes: int = MAX_OUTPUT_BYTES,
+        seconds: float | None = None,
+        literal: bool = True,
+    ) -> _GitRun:
+        """Run git without a shell; read at most `max_bytes` of its output.
 
         Pathspecs are literal unless `literal=False`, for a caller that escapes its own."""
         env = {**os.environ, **_GIT_ENV}
@@ -1115,18 +1143,19 @@ class GitCodeTools:
             while chunk := await stdout.read(65536):
                 chunks.append(chunk)
                 size += len(chunk)
-                if size >= MAX_OUTPUT_BYTES:
+                if size >= max_bytes:
                     truncated = True
                     proc.kill()
                     break
             return b"".join(chunks)
 
         try:
-            async with asyncio.timeout(self.git_timeout):
+            async with asyncio.timeout(seconds or self.git_timeout):
                 out, err = await asyncio.gather(read_stdout(), stderr.read())
                 await proc.wait()
         except TimeoutError:
-            raise ToolFailure(f"git {args[0]} timed out after {self.git_timeout:g} s") from None
+            limit = seconds or self.git_timeout
+            raise ToolFailure(f"git {args[0]} timed out after {limit:g} s") from None
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

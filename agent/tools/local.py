@@ -4,18 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
-from agent.domain import (
-    AffectedWindow,
-    ConfidenceFactor,
-    FixAssessment,
-    Location,
-    ProposedChange,
-    QuotedChange,
-    RelatedIssue,
-    TriggerInput,
-)
 from agent.ports import Retriever, ToolResult, ToolSpec
 
 MAX_PASSAGES = 5
@@ -53,50 +41,31 @@ ASK_CLARIFICATION = ToolSpec(
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
 
-def _schema(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's JSON schema with its definitions inlined and titles and defaults dropped:
-    plain enough for any chat-completions tool schema."""
-    raw = model.model_json_schema()
-    defs = raw.pop("$defs", {})
-
-    def inline(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
-            if "anyOf" in node:  # `X | None`: the model either sends X or leaves it out
-                kinds = [k for k in node["anyOf"] if k.get("type") != "null"]
-                if len(kinds) == 1:
-                    rest = {k: v for k, v in node.items() if k not in ("anyOf", "default")}
-                    return inline({**kinds[0], **rest})
-            return {
-                k: inline(v)
-                for k, v in node.items()
-                if k not in ("title", "default", "$defs", "description")
-            }
-        if isinstance(node, list):
-            return [inline(x) for x in node]
-        return node
-
-    return inline(raw)
+def _shape(kind: str, keys: str) -> dict[str, Any]:
+    """A finding field as the model is told of it: its keys in one line. The loop validates
+    it fully (agent/domain.py) and refuses a malformed one with the reason; a full nested
+    schema here would cost every request hundreds of tokens for fields that are optional."""
+    if kind == "array":
+        return {"type": "array", "items": {"type": "object"}, "description": keys}
+    return {"type": "object", "description": keys}
 
 
-# The finding: optional, each part computed from the evidence when left out.
+# The finding: optional; each part left out is computed from the evidence.
 FINDING_PROPERTIES: dict[str, Any] = {
-    "change": {
-        **_schema(QuotedChange),
-        "description": "the suspect hunk quoted: lines before and after, citing the diff's item",
-    },
-    "trigger": _schema(TriggerInput),
-    "proposed_change": {
-        **_schema(ProposedChange),
-        "description": "the smallest change that would fix it, as a unified diff; a hypothesis",
-    },
-    "affected": {"type": "array", "items": _schema(Location)},
-    "fix": {**_schema(FixAssessment), "description": "risk and complexity of the proposed change"},
-    "confidence_factors": {"type": "array", "items": _schema(ConfidenceFactor)},
-    "window": _schema(AffectedWindow),
-    "related_issues": {"type": "array", "items": _schema(RelatedIssue)},
+    "change": _shape("object", "the suspect hunk: commit, path, before[], after[], evidence[]"),
+    "trigger": _shape(
+        "object", "input: kind request|job|cli, entry, fields[{name,value,source}], absent[]"
+    ),
+    "proposed_change": _shape(
+        "object", "a hypothesis: path, diff (unified, at the running revision), rationale"
+    ),
+    "affected": _shape("array", "path, line_start, line_end, role fault|crash|stack|changed"),
+    "fix": _shape("object", "risk, complexity (low|medium|high), reasons[]"),
+    "confidence_factors": _shape("array", "effect raises|lowers, factor, text, evidence[]"),
+    "window": _shape("object", "first_seen, last_seen, events, release, per_hour_after"),
+    "related_issues": _shape("array", "id, short_id, title, reasons[], evidence[]"),
 }
+
 
 FINISH_INVESTIGATION = ToolSpec(
     name="finish_investigation",

@@ -211,6 +211,7 @@ class Change:
     fits: bool = False  # the change is of a kind that raises this exception
     producer: bool = False  # it builds the value the failing code uses (off the stack or not)
     blamed: bool = False  # blame of the crash line names this commit
+    renamed: bool = False  # it only renamed a variable on the crash line
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -463,6 +464,36 @@ def module_names(path: str) -> set[str]:
     return {stem, parts[-1].rsplit(".", 1)[0]} | ({parts[-2]} if len(parts) > 1 else set())
 
 
+_TOKEN = re.compile(r"\"[^\"]*\"|'[^']*'|[A-Za-z_$][\w$]*|\S")
+
+
+def same_but_names(a: str, b: str) -> bool:
+    """The two lines differ only by a consistent renaming of variables (`total = x / n`
+    and `share = x / n`): strings, numbers, operators and called names are the same."""
+    la, _, ra = code_of(a).partition("=")
+    lb, _, rb = code_of(b).partition("=")
+    if not ra or squash(ra) != squash(rb) or ra.startswith("=") or rb.startswith("="):
+        return False  # only the assigned target may differ
+    ta, tb = _TOKEN.findall(la), _TOKEN.findall(lb)
+    if len(ta) != len(tb) or ta == tb:
+        return False
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for i, (x, y) in enumerate(zip(ta, tb, strict=True)):
+        if x == y:
+            continue
+        called = i + 1 < len(ta) and ta[i + 1] == "("
+        if (
+            called
+            or not re.fullmatch(r"[A-Za-z_$][\w$]*", x)
+            or not re.fullmatch(r"[A-Za-z_$][\w$]*", y)
+        ):
+            return False
+        if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
+            return False
+    return True
+
+
 def prose(line: str) -> bool:
     """A line of a docstring or a comment block: words and punctuation, no code."""
     t = line.strip()
@@ -609,7 +640,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
                 if change is None:
                     continue
                 change.score += recency
-                if crash.blamed and commit.get("sha") == crash.blamed:
+                if crash.blamed and commit.get("sha") == crash.blamed and not change.renamed:
                     change.blamed = True
                     if path == crash.path:
                         change.score += 3
@@ -701,6 +732,16 @@ def score_hunk(
     removed = [code for _, t in hunk.get("removed") or [] if (code := code_of(str(t)))]
     if sorted(squash(t) for _, t in added) == sorted(squash(t) for t in removed):
         return None  # only comments, formatting or blank lines
+    # A line whose assigned variable only got another name runs the same: not a change.
+    renamed = False
+    for n, t in list(added):
+        twin = next((r for r in removed if same_but_names(r, t)), None)
+        if twin is not None:
+            added.remove((n, t))
+            removed.remove(twin)
+            renamed = renamed or squash(t) == squash(code_of(crash.code))
+    if not added and not removed:
+        return None
     if all(prose(t) for _, t in added) and all(prose(t) for t in removed):
         return None  # only docstring or comment text
     if (
@@ -885,6 +926,8 @@ def score_hunk(
         line, text = path_line[0], path_line[1].strip()
     else:
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
+    if renamed:
+        reasons.append("only renames a variable on the crash line")
     return Change(
         sha=str(commit.get("sha", "")),
         summary=str(commit.get("summary", "")),
@@ -900,6 +943,7 @@ def score_hunk(
         reasons=reasons,
         fits=bool(fit),
         producer=not in_crash_file and bool(shaped or produces_null or on_path or key_line),
+        renamed=renamed,
     )
 
 

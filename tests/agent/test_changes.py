@@ -451,3 +451,27 @@ def test_the_root_commit_of_a_truncated_history_is_never_a_candidate():
     )
     root["parents"] = []
     assert rank(c, [root]) == []
+
+
+def test_renaming_the_variable_the_crash_line_assigns_is_not_a_change():
+    c = crash(
+        exc_type="ZeroDivisionError",
+        exc_value="division by zero",
+        code="per_way = round(total / ways, 2)",
+        blamed="rename",
+    )
+    rename = commit(
+        "rename",
+        "2026-11-27T10:00:00Z",
+        (
+            "app/totals.py",
+            [
+                hunk(
+                    13,
+                    [(13, "    per_way = round(total / ways, 2)")],
+                    [(13, "    computed = round(total / ways, 2)")],
+                )
+            ],
+        ),
+    )
+    assert rank(c, [rename]) == []

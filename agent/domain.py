@@ -187,6 +187,111 @@ class Suspect(BaseModel):
     commit: str | None = None
 
 
+# -- what an on-call engineer acts on (agent/finding/ computes these from the evidence) --
+
+IncidentKind = Literal["request", "job", "cli", "unknown"]
+
+
+class QuotedChange(BaseModel):
+    """The suspect hunk as the commit made it: the lines before → after."""
+
+    commit: str
+    path: str
+    old_path: str | None = None
+    summary: str = ""
+    author: str = ""
+    date: str = ""
+    # First line of each side, numbered as in the commit's parent (before) and the commit (after).
+    old_start: int = Field(default=1, ge=0)
+    new_start: int = Field(default=1, ge=0)
+    before: list[str] = Field(default_factory=list)
+    after: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+
+
+class InputField(BaseModel):
+    """One value the failing events carry; secrets never reach here (agent/trigger.scrub)."""
+
+    name: str
+    value: str
+    source: str  # "request.data", "request.query", "tag", "job", "argv", "frame", ...
+    events: int = Field(default=1, ge=0)  # in how many of the events read it appears
+
+
+class TriggerInput(BaseModel):
+    kind: IncidentKind = "unknown"
+    entry: str | None = None  # "POST /orders", a job name, a command line
+    fields: list[InputField] = Field(default_factory=list)
+    # Fields the suspect code reads that the failing input lacks or sends as null.
+    absent: list[str] = Field(default_factory=list)
+    events_read: int = Field(default=0, ge=0)
+    evidence: list[str] = Field(default_factory=list)
+
+
+class ProposedChange(BaseModel):
+    """The smallest code change that would undo the suspect one. Always a hypothesis."""
+
+    status: Literal["hypothesis"] = "hypothesis"
+    path: str
+    diff: str  # a unified diff against the running revision (or the commit, see `numbered_at`)
+    rationale: str = ""
+    strategy: Literal["restore-removed", "restore-previous", "revert-added"] = "restore-previous"
+    numbered_at: str | None = None  # the revision the diff's line numbers refer to
+    evidence: list[str] = Field(default_factory=list)  # the diff's and the file's items
+
+
+class Location(BaseModel):
+    path: str
+    line_start: int = Field(ge=1)
+    line_end: int = Field(ge=1)
+    role: Literal["fault", "crash", "stack", "changed"] = "stack"
+    function: str | None = None
+    commit: str | None = None
+
+
+class FixAssessment(BaseModel):
+    """Risk and complexity of the proposed change, stated from what the evidence counts."""
+
+    risk: Literal["low", "medium", "high"]
+    complexity: Literal["low", "medium", "high"]
+    lines_changed: int = Field(ge=0)
+    files_touched: int = Field(ge=0)
+    callers: int | None = None  # call sites of the changed function found in the evidence
+    reasons: list[str] = Field(default_factory=list)
+
+
+class ConfidenceFactor(BaseModel):
+    """One thing that raised or lowered the confidence, in plain words and with its weight."""
+
+    effect: Literal["raises", "lowers"]
+    factor: str  # a stable key: "release-known", "change-in-window", "blame-agrees", ...
+    text: str
+    weight: float = 0.0
+    evidence: list[str] = Field(default_factory=list)
+
+
+class AffectedWindow(BaseModel):
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
+    events: int | None = None
+    release: str | None = None
+    release_at: datetime | None = None  # when the running release was deployed
+    per_hour_before: float | None = None  # events per hour before the release (None: unknown)
+    per_hour_after: float | None = None
+    per_hour: float | None = None  # over the whole span, first seen to last seen
+    evidence: list[str] = Field(default_factory=list)
+
+
+class RelatedIssue(BaseModel):
+    id: str
+    short_id: str | None = None
+    title: str = ""
+    count: int | None = None
+    link: str | None = None
+    reasons: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+
+
 class Diagnosis(BaseModel):
     root_cause: str
     facts: list[Fact] = Field(default_factory=list)
@@ -197,6 +302,15 @@ class Diagnosis(BaseModel):
     confidence: Literal["high", "medium", "low"] = "medium"
     # The model's own words (markdown, verbatim) when it ended with prose instead of finishing.
     report: str | None = None
+    # The finding (all optional): what changed, what triggers it, what to change, where.
+    change: QuotedChange | None = None
+    trigger: TriggerInput | None = None
+    proposed_change: ProposedChange | None = None
+    affected: list[Location] = Field(default_factory=list)
+    fix: FixAssessment | None = None
+    confidence_factors: list[ConfidenceFactor] = Field(default_factory=list)
+    window: AffectedWindow | None = None
+    related_issues: list[RelatedIssue] = Field(default_factory=list)
 
 
 class Draft(BaseModel):
@@ -365,6 +479,8 @@ class Stats(BaseModel):
     # The deterministic pre-fetch: whether it ran, and the tool calls it made.
     prefetch: bool = False
     prefetch_calls: int = 0
+    # The repository map given before the first request (agent/repomap.py): its size.
+    repo_map_chars: int = 0
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent import extract, prefetch, prompt, report
+from agent import extract, finding, prefetch, prompt, repomap, report
 from agent.budget import Budget, Limits, Phase
 from agent.domain import (
     Diagnosis,
@@ -59,6 +59,8 @@ class Loop:
         prefetch: bool = False,
         ledger: UsageLedger | None = None,
         today: Callable[[], str] = lambda: utcnow().date().isoformat(),
+        repo_map: repomap.Outline | None = None,
+        map_tokens: int = repomap.DEFAULT_TOKENS,
     ) -> None:
         """`extractor` is the pass-2 model (None: no pass 2); `prefetch` runs the
         deterministic evidence chain before the first model request; `ledger` answers the
@@ -75,6 +77,9 @@ class Loop:
         self.prefetch = prefetch
         self.ledger = ledger
         self.today = today
+        # A map of the repository at the running revision, given before the first request.
+        self.repo_map = repo_map
+        self.map_tokens = map_tokens
 
     async def run(self, inv: Investigation) -> Investigation:
         """Run until the investigation completes, stops, or waits for the operator."""
@@ -89,6 +94,8 @@ class Loop:
             if self.prefetch:
                 await self.save(inv)
                 await self._prefetch(inv)
+            if self.repo_map is not None and inv.state is State.RUNNING:
+                await self._map(inv)
         await self.save(inv)
 
         nudged = False
@@ -280,6 +287,16 @@ class Loop:
             inv.messages.append(dossier)
             inv.stats.prefetch = True
 
+    async def _map(self, inv: Investigation) -> None:
+        assert self.repo_map is not None
+        try:
+            found = await repomap.message(self.repo_map, inv, tokens=self.map_tokens)
+        except Exception as exc:  # the model can list the files itself
+            log.warning("repository map failed: %s", type(exc).__name__)
+            return
+        inv.messages.append(found)
+        inv.stats.repo_map_chars = len(found.content)
+
     def _account(self, inv: Investigation, usage: Usage) -> None:
         inv.stats.add_tokens(usage.input_tokens, usage.output_tokens, self.today())
 
@@ -426,6 +443,14 @@ class Loop:
             )
         except (ValidationError, TypeError, KeyError) as exc:
             raise ToolFailure(f"malformed arguments: {short_errors(exc)}") from None
+        given = {k: args[k] for k in finding.FIELDS if args.get(k) not in (None, [], {})}
+        try:
+            diagnosis = Diagnosis.model_validate({**diagnosis.model_dump(), **given})
+        except ValidationError as exc:
+            raise ToolFailure(
+                f"malformed finding: {short_errors(exc)} (leave a part out to have it "
+                "computed from the evidence)"
+            ) from None
         if not diagnosis.root_cause:
             problems.append("root_cause is empty")
         if not diagnosis.facts:
@@ -439,6 +464,7 @@ class Loop:
                 for e in fact.evidence
             ):
                 problems.append(f"fact {i}: the quote does not appear in {fact.evidence}")
+        problems += finding.problems(diagnosis, inv.evidence_by_id)
         s = diagnosis.suspect
         if s is not None:
             if s.line_end < s.line_start:
@@ -448,6 +474,8 @@ class Loop:
                 problems.append(f"suspect file {s.path!r} does not exist at the running revision")
         if problems:
             raise ToolFailure("; ".join(problems))
+        # What the model left out of the finding is computed from the evidence.
+        diagnosis = finding.completed(diagnosis, finding.from_evidence(inv.evidence), inv.scope)
         return diagnosis, args.get("issue_title") or None, args.get("issue_body") or None
 
     async def _suspect_exists(self, inv: Investigation, path: str, revision: str | None) -> bool:

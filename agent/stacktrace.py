@@ -22,6 +22,7 @@ __all__ = [
     "Frame",
     "crash_frame",
     "exceptions",
+    "file_names",
     "identifiers",
     "is_library",
     "normalize_path",
@@ -509,6 +510,21 @@ def resolve_path(frame: Frame, repo_files: Sequence[str]) -> str | None:
     # Same depth of agreement: only a file matched in full is a better guess.
     whole = [f for f in tied if best[f][1]]
     return whole[0] if len(whole) == 1 else None
+
+
+def file_names(excs: Sequence[ExceptionInfo], limit: int = 64) -> list[str]:
+    """The paths the frames may run (as the frames give them, with their folders),
+    application frames first, each crash end first: what to look up in the repository
+    instead of listing all of it."""
+    ordered = [f for e in excs for f in reversed(e.frames) if not is_library(f)]
+    ordered += [f for e in excs for f in reversed(e.frames) if is_library(f)]
+    names: list[str] = []
+    for frame in ordered:
+        for candidate in _candidates(frame):
+            base = candidate.rsplit("/", 1)[-1]
+            if base and "." in base and candidate not in names:
+                names.append(candidate)
+    return names[:limit]
 
 
 def crash_frame(

@@ -68,6 +68,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="let the model discover everything itself (default: INCIDENT_BOT_PREFETCH, on)",
     )
+    inv.add_argument(
+        "--no-repo-map",
+        dest="repo_map",
+        action="store_false",
+        default=None,
+        help="give the model no map of the repository (default: INCIDENT_BOT_REPO_MAP, on)",
+    )
     inv.add_argument("--language", help="answer in this language (default: the project's)")
     inv.add_argument(
         "--idempotency-key",
@@ -199,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 model=model,
                 extract_model=None if args.offline else llm.extract_from_env(os.environ),
                 prefetch=llm.prefetch_from_env(os.environ) if args.prefetch is None else False,
+                repo_map=llm.repo_map_from_env(os.environ) if args.repo_map is None else False,
                 language=args.language,
                 idempotency_key=args.idempotency_key,
             )
@@ -241,6 +249,7 @@ async def investigate(
     extract_model: ModelFactory | None = None,
     prefetch: bool = True,
     language: str | None = None,
+    repo_map: bool = True,
 ) -> int:
     # Everything is checked before anything is stored: bad input leaves nothing behind.
     scenario = load_scenario(folder)
@@ -266,6 +275,7 @@ async def investigate(
             idempotency_key=idempotency_key,
             extract_model=extract_model,
             prefetch=prefetch,
+            repo_map=repo_map,
         )
     if as_json:
         print(json.dumps(doc, ensure_ascii=False, indent=2))
@@ -344,6 +354,7 @@ async def run(
     idempotency_key: str | None = None,
     extract_model: ModelFactory | None = None,
     prefetch: bool = True,
+    repo_map: bool = True,
 ) -> dict[str, Any]:
     """Store the request, let a worker run it, follow it; `git` may be a shared server."""
     from bot.runtime import Runtime
@@ -358,6 +369,7 @@ async def run(
             can_ask=can_ask,
             extract_model=extract_model,
             prefetch=prefetch,
+            repo_map=repo_map,
             ledger=ledger,
         )
 

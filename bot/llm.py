@@ -46,6 +46,10 @@ def prefetch_from_env(environ: Mapping[str, str]) -> bool:
     return environ.get("INCIDENT_BOT_PREFETCH", "1").strip().lower() not in FALSE
 
 
+def repo_map_from_env(environ: Mapping[str, str]) -> bool:
+    return environ.get("INCIDENT_BOT_REPO_MAP", "1").strip().lower() not in FALSE
+
+
 def _count(environ: Mapping[str, str], name: str) -> int | None:
     raw = environ.get(name, "").strip().replace("_", "")
     if not raw:

@@ -91,6 +91,7 @@ class Runtime:
         can_ask: bool = True,
         extract_model: Callable[[Investigation], Model] | None = None,
         prefetch: bool = True,
+        repo_map: bool = True,
         ledger: UsageLedger | None = None,
     ) -> None:
         """`model` builds the chat model of an investigation (None: the offline
@@ -104,6 +105,7 @@ class Runtime:
         self.model = model or (lambda inv: OfflineInvestigator(inv.scope))
         self.extract_model = extract_model
         self.prefetch = prefetch and model is not None
+        self.repo_map = repo_map and model is not None  # for a model, not the offline one
         self.ledger = ledger
         self._ready: dict[str, asyncio.Task[None]] = {}
         self.started = False
@@ -215,4 +217,5 @@ class Runtime:
             extractor=self.extract_model(inv) if self.extract_model else None,
             prefetch=self.prefetch,
             ledger=self.ledger,
+            repo_map=self.code if self.repo_map else None,
         )

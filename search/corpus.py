@@ -133,11 +133,16 @@ def _decode(data: bytes) -> str:
 async def load_docs(repo_dir: Path, revision: str, docs_dir: str = DOCS_DIR) -> list[DocFile]:
     """The Markdown files under `docs_dir/` at `revision`, sorted by path.
 
-    One `git ls-tree` and one `git cat-file --batch` for all the files, whatever their number.
+    A repository without a docs folder often states its contract in the README: then the
+    Markdown files at the top level are the docs. One `git ls-tree` and one
+    `git cat-file --batch` for all the files, whatever their number.
     """
     sha = await resolve_revision(repo_dir, revision)
     listing = await _git(repo_dir, "ls-tree", "-r", "-l", "-z", sha, "--", f"{docs_dir}/")
     entries = _parse_ls_tree(listing)
+    if not entries:
+        top = await _git(repo_dir, "ls-tree", "-l", "-z", sha)
+        entries = [(oid, path) for oid, path in _parse_ls_tree(top) if "/" not in path]
     if not entries:
         return []
     # Object ids rather than `<rev>:<path>` so odd path characters never reach cat-file's stdin.

@@ -177,10 +177,15 @@ class Crash:
     stack: list[tuple[stacktrace.Frame, str]] = field(default_factory=list)
     first_seen: datetime | None = None
     blamed: str | None = None
+    source: list[str] = field(default_factory=list)  # the crash file at the release, if read
 
     @property
     def nullish(self) -> bool:
         return bool(NULLISH.search(f"{self.exc_type} {self.exc_value}"))
+
+    @property
+    def kinds(self) -> set[str]:
+        return exception_kinds(self.exc_type, self.exc_value)
 
     def exception_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.exc_value) if useful(t)]
@@ -203,94 +208,584 @@ class Change:
     newest_for_path: bool  # no later commit touched the file: its numbering is the release's
     on_crash_line: bool = False
     reasons: list[str] = field(default_factory=list)
+    fits: bool = False  # the change is of a kind that raises this exception
+    producer: bool = False  # it builds the value the failing code uses (off the stack or not)
+    blamed: bool = False  # blame of the crash line names this commit
+    renamed: bool = False  # it only renamed a variable on the crash line
+
+
+# Exception kinds, by type and message, in every language's words. A change "fits" the
+# exception when it is of the kind that raises it.
+_KIND_PATTERNS = {
+    "null": r"null|none|nil\b|undefined|nullpointer|cannot read propert|not an object|"
+    r"has no attribute|undefined method|call a member function|on null",
+    "index": r"index|out of range|out of bounds|bounds|slice",
+    "zero": r"zero|divis|arithmetic|/ by zero|modulo",
+    "key": r"keyerror|key not found|no such key|undefined (array )?key|undefined index|"
+    r"nosuchelement|missing|not found|no entry|unknown key|required",
+    "type": r"typeerror|type ?error|classcast|cannot be cast|not a function|unsupported operand|"
+    r"must be|expected .* got|not iterable|is not a|can't convert|cannot convert|conversion|"
+    r"interface conversion|mismatch",
+    "format": r"valueerror|numberformat|parse|invalid literal|invalid syntax|malformed|format|"
+    r"could not convert|invalid (value|number|date|input)|unexpected token|decode",
+}
+
+
+def exception_kinds(exc_type: str, exc_value: str) -> set[str]:
+    text = f"{exc_type} {exc_value}".lower()
+    return {k for k, p in _KIND_PATTERNS.items() if re.search(p, text)}
+
+
+_COMPARISON = re.compile(r"<=|>=|<|>|==|!=")
+_BOUND = re.compile(r"\blen\(|\.length\b|\.size\(|\bcount\(|\brange\(|[-+]\s*1\b|\[[^\]]*:[^\]]*\]")
+_CONVERSION = re.compile(
+    r"\b(int|float|str|bool|Number|String|parseInt|parseFloat|Integer\.parseInt|Long\.parse\w*|"
+    r"Double\.parse\w*|strconv\.\w+|to_i|to_f|to_s|intval|floatval|json\w*|JSON\.\w+|split|"
+    r"strftime|strptime|format|toString|valueOf|Decimal|BigDecimal|parse\w*|fromisoformat)\b"
+)
+_FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|dropWhile)\b")
+
+
+def fits_kind(
+    kinds: set[str],
+    removed: list[str],
+    added: list[str],
+    flows: bool = False,
+    read: frozenset[str] = frozenset(),
+    denominators: frozenset[str] = frozenset(),
+    assigned: frozenset[str] = frozenset(),
+    uses: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why a change is of the kind that raises the exception, or None.
+
+    null: a guard for a missing value dropped, or a null now handed on;
+    index: a bound, a length or a comparison changed; zero: a division or the filter
+    that feeds a count changed; key: a key or field of the data renamed or dropped;
+    type/format: a conversion, a literal's type or a format changed where a value is made.
+    """
+    before, after = " ".join(removed), " ".join(added)
+    if "null" in kinds:
+        if any(GUARD.search(r) for r in removed) and not all(GUARD.search(t) for t in added):
+            return "drops a guard for a missing value"
+        if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
+            return "now hands on a null"
+    if kinds & {"null", "key"} and read & (keys_written(before) - keys_written(after)):
+        return "renames or drops a key the failing code reads, so it is now missing"
+    fields = set(_FIELD.findall(before)) - set(_FIELD.findall(after))
+    if kinds & {"null", "key", "type"} and uses & {f.lower() for f in fields}:
+        return "renames or drops a field the failing code reads, so it is now missing"
+    if (
+        flows
+        and kinds & {"null", "key"}
+        and keys_read(before)
+        and keys_read(before) != keys_read(after)
+    ):
+        return "changes the key a value is looked up by, so it can now be missing"
+    if "null" in kinds and _FILTER.findall(before) != _FILTER.findall(after):
+        return "changes a filter, so a lookup can now find nothing"
+    if "index" in kinds and (
+        _BOUND.findall(before) != _BOUND.findall(after)
+        or _COMPARISON.findall(before) != _COMPARISON.findall(after)
+        or re.findall(r"\[[^\]]*\]", before) != re.findall(r"\[[^\]]*\]", after)
+    ):
+        return "changes an index or a bound"
+    if (
+        "zero" in kinds
+        and re.search(r"\bmax\(|\bor\s+1\b|\|\|\s*1\b|\?:\s*1\b", before)
+        and not (re.search(r"\bmax\(|\bor\s+1\b|\|\|\s*1\b|\?:\s*1\b", after))
+    ):
+        return "drops a guard against a zero denominator"
+    if "zero" in kinds and denominators & assigned:
+        return f"changes {', '.join(sorted(denominators & assigned))}, the denominator"
+    if "zero" in kinds and (
+        re.search(r"[^/]/[^/*]|%", f" {before} {after} ")
+        or _FILTER.findall(before) != _FILTER.findall(after)
+        or _COMPARISON.findall(before) != _COMPARISON.findall(after)
+    ):
+        return "changes a division or what its denominator counts"
+    if "key" in kinds:
+        gone = keys_written(before) | keys_read(before)
+        now = keys_written(after) | keys_read(after)
+        if gone - now:
+            return f"renames or drops {', '.join(sorted(gone - now)[:3])}"
+    if kinds & {"type", "format"} and (
+        _CONVERSION.findall(before) != _CONVERSION.findall(after)
+        or _literal_shapes(before) != _literal_shapes(after)
+        or (
+            re.search(r"(?i)format|pars|layout|pattern|strftime|strptime", before + after)
+            and _strings(before) != _strings(after)
+        )
+    ):
+        return "changes the type or the format of a value"
+    return None
+
+
+# A field of a literal: `"key": v`, `key: v`, `:key => v` (not an assignment `x = v`).
+_FIELD = re.compile(r"""(?:^|[{,(\s])["':]?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?::(?!:)|=>)""")
+
+
+def _strings(text: str) -> list[str]:
+    return re.findall(r"\"[^\"]*\"|'[^']*'|`[^`]*`", text)
+
+
+def _literal_shapes(text: str) -> list[str]:
+    """The kinds of the literals a line assigns: 'str', 'num', '[' or '{', in order."""
+    shapes = []
+    for value in values_written(text).values():
+        head = value[:1]
+        if head in "\"'`":
+            shapes.append("str")
+        elif head.isdigit() or head == "-":
+            shapes.append("num")
+        elif head in "[{(":
+            shapes.append(head)
+    return shapes
+
+
+_RETHROW = re.compile(r"^\s*(raise|throw|rethrow|panic)\b")
+# Go's error check: the statement above it is the one that failed.
+_ERR_CHECK = re.compile(r"^\s*if\s+\w*err\w*\s*!=\s*nil\b")
+_HANDLER = re.compile(r"^\s*(\}\s*)?(except|catch|rescue)\b|\bcatch\s*\(|^\s*rescue\b")
+_TRY = re.compile(r"^\s*(try|begin)\b")
+
+
+def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
+    """The code that failed and the lines around it: for a re-raise (`raise … from None`,
+    a throw in a catch block, a panic on a checked error) the statements of the guarded
+    block, not the raise itself."""
+    code = code_of(crash.code).strip()
+    if not _RETHROW.match(code) or not crash.source:
+        return crash.code, crash.nearby, False
+    lines = crash.source
+    i = min(crash.line, len(lines)) - 1
+    check = next((j for j in range(i, max(-1, i - 3), -1) if _ERR_CHECK.match(lines[j])), None)
+    if check is not None and check > 0:
+        return lines[check - 1], lines[max(0, check - 3) : check], True
+    handler = next((j for j in range(i, max(-1, i - 12), -1) if _HANDLER.search(lines[j])), None)
+    if handler is None and " from " not in code:
+        return crash.code, crash.nearby, False
+    if handler is None:
+        return crash.code, crash.nearby, True
+    start = next(
+        (j for j in range(handler - 1, max(-1, handler - 40), -1) if _TRY.match(lines[j])), None
+    )
+    if start is None:
+        return crash.code, crash.nearby, True
+    body = [t for t in lines[start + 1 : handler] if code_of(t).strip() not in ("", "{", "}")]
+    if not body:
+        return crash.code, crash.nearby, True
+    return body[-1], body, True
+
+
+_ASSIGNED = re.compile(
+    r"^\s*(?:(?:val|var|let|const|final|auto|my|local)\s+)?(?:[\w<>\[\],.?]+\s+)?"
+    r"\$?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?(?::=|\+=|-=|=(?![=>]))\s*(.+)"
+)
+
+
+def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
+    """Names on the failing value's data path, each with its distance in steps.
+
+    The names the failing code uses (0); then, walking back through the crashing function,
+    what each was assigned from (1, 2); the function's parameters lead to the caller's call
+    line on the stack, whose names follow (2). A change elsewhere that writes, defines or
+    builds one of these names is on the data path, whichever file it is in."""
+    names = {n: 0 for n in names_of(code_of(code)) if useful(n)}
+    for line in nearby:
+        for n in keys_read(line):
+            names.setdefault(n, 0)
+    src = crash.source
+    if src and 0 < crash.line <= len(src):
+        start = function_start(src, crash.line)
+        body = src[start : crash.line - 1]
+        for step in (1, 2):
+            for text in reversed(body):
+                m = _ASSIGNED.match(code_of(text))
+                if m and m.group(1).lower() in names:
+                    for n in names_of(m.group(2)) | keys_read(m.group(2)):
+                        if useful(n):
+                            names.setdefault(n, step)
+        header = src[start] if start < len(src) else ""
+        params = names_of(header.partition("(")[2])
+        if params & set(names):
+            callers = [
+                f for f, _ in crash.stack if f.lineno != crash.line or f.function != crash.function
+            ]
+            if callers and callers[0].context_line:
+                for n in names_of(code_of(callers[0].context_line)):
+                    if useful(n):
+                        names.setdefault(n, 2)
+    return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+
+
+def function_start(lines: list[str], line: int) -> int:
+    """The index of the definition line of the function holding `line` (1-based)."""
+    for j in range(min(line, len(lines)) - 2, -1, -1):
+        if definitions(lines[j]) and re.match(
+            r"^\s*(?:@|(?:public|private|protected|internal|static|async|override|suspend|export|"
+            r"final|open|func|def|fun|function|sub|fn)\b|[\w<>\[\]]+\s+\w+\s*\()",
+            lines[j],
+        ):
+            return j
+    return 0
+
+
+_IMPORT = re.compile(
+    r"""^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?["']([^"']+)["']"""
+    r"""|import\s+(?:static\s+)?([\w.]+)"""
+    r"""|from\s+([\w.]+)\s+import"""
+    r"""|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(["']([^"']+)["']\)"""
+    r"""|require(?:_relative)?\s*\(?["']([^"']+)["']"""
+    r"""|use\s+([\w\\]+)"""
+    r"""|["']([\w.\-]+(?:/[\w.\-]+)+)["']\s*$)"""
+)
+
+
+def imported(source: list[str]) -> set[str]:
+    """The last names of the modules a file imports (`../config/configuration` →
+    configuration; `com.acme.config.AppSettings` → appsettings; a Go package path → its
+    folder's name), in any of the languages read here."""
+    out = set()
+    for line in source[:200]:
+        m = _IMPORT.match(line)
+        if not m:
+            continue
+        spec = next(g for g in m.groups() if g)
+        last = re.split(r"[/.\\]", spec.rstrip("/"))[-1]
+        if last and last != "*":
+            out.add(last.lower())
+    return out
+
+
+def module_names(path: str) -> set[str]:
+    """What an import of the file at `path` would end with: its stem, and its folder."""
+    parts = path.lower().split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return {stem, parts[-1].rsplit(".", 1)[0]} | ({parts[-2]} if len(parts) > 1 else set())
+
+
+_TOKEN = re.compile(r"\"[^\"]*\"|'[^']*'|[A-Za-z_$][\w$]*|\S")
+
+
+def same_but_names(a: str, b: str) -> bool:
+    """The two lines differ only by a consistent renaming of variables (`total = x / n`
+    and `share = x / n`): strings, numbers, operators and called names are the same."""
+    la, _, ra = code_of(a).partition("=")
+    lb, _, rb = code_of(b).partition("=")
+    if not ra or squash(ra) != squash(rb) or ra.startswith("=") or rb.startswith("="):
+        return False  # only the assigned target may differ
+    ta, tb = _TOKEN.findall(la), _TOKEN.findall(lb)
+    if len(ta) != len(tb) or ta == tb:
+        return False
+    forward: dict[str, str] = {}
+    backward: dict[str, str] = {}
+    for i, (x, y) in enumerate(zip(ta, tb, strict=True)):
+        if x == y:
+            continue
+        called = i + 1 < len(ta) and ta[i + 1] == "("
+        if (
+            called
+            or not re.fullmatch(r"[A-Za-z_$][\w$]*", x)
+            or not re.fullmatch(r"[A-Za-z_$][\w$]*", y)
+        ):
+            return False
+        if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
+            return False
+    return True
+
+
+def prose(line: str) -> bool:
+    """A line of a docstring or a comment block: words and punctuation, no code."""
+    t = line.strip()
+    if not t:
+        return True
+    if re.match(r'^("""|\'\'\'|/\*\*?|\*/?|#|//|--|<!--|=begin|=end)', t):
+        return True
+    if re.search(r"[=(){}\[\];]|->|=>|::|\$\w|\w\.\w+\(", t):
+        return False
+    words = t.split()
+    return len(words) >= 2 and sum(w.isalpha() for w in words) >= len(words) * 0.6
+
+
+@dataclass
+class Signals:
+    """What the failure tells, computed once and used to score every hunk."""
+
+    crash: Crash
+    code: str
+    nearby: list[str]
+    rethrow: bool
+    exc_terms: set[str]
+    code_terms: set[str]
+    exc_names: set[str]
+    nearby_names: set[str]
+    nearby_keys: set[str]
+    literals: set[str]  # the values the exception's message quotes: a key, what would not parse
+    stack_by_path: dict[str, list[tuple[int, stacktrace.Frame]]]
+    path_names: dict[str, int]
+    kinds: set[str]
+    function_lines: tuple[int, int]  # the crashing function's first line .. the crash line
+    imports: set[str]  # what the crashing file imports
+    denominators: set[str]  # what the failing code divides by
+
+    @classmethod
+    def of(cls, crash: Crash) -> Signals:
+        code, nearby, rethrow = failing_lines(crash)
+        stack: dict[str, list[tuple[int, stacktrace.Frame]]] = {}
+        for depth, (frame, path) in enumerate(crash.stack):
+            stack.setdefault(path, []).append((depth, frame))
+        start = (
+            function_start(crash.source, crash.line) + 1
+            if crash.source and 0 < crash.line <= len(crash.source)
+            else max(1, crash.line - 8)
+        )
+        literals = {
+            m.lower()
+            for m in re.findall(r"""["'`]([^"'`\s]{2,60})["'`]""", crash.exc_value)
+            if m.lower() not in NOISE
+        }
+        code_terms = set().union(*(parts(t) for t in identifiers_of(code)), set())
+        path_names = data_path(crash, code, nearby)
+        # Functions the caller calls to build the arguments the failing code received.
+        passed = {n for n, d in path_names.items() if d == 2} & set().union(
+            *(calls_of(code_of(f.context_line or "")) for f, _ in crash.stack[1:2]), set()
+        ) - {last_segment(crash.function).lower()}
+        return cls(
+            crash=crash,
+            code=code,
+            nearby=nearby,
+            rethrow=rethrow,
+            exc_terms=set().union(*(parts(t) for t in crash.exception_terms()), set()),
+            code_terms=code_terms,
+            exc_names={t.lower() for t in crash.exception_terms()},
+            # What the failing lines call; a definition line there names no call.
+            nearby_names=(
+                set().union(*(calls_of(line) for line in nearby if not definitions(line)), set())
+                | passed
+            )
+            - NOISE,
+            nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
+            literals=literals,
+            stack_by_path=stack,
+            path_names=path_names,
+            kinds=crash.kinds,
+            function_lines=(start, crash.line),
+            imports=imported(crash.source),
+            denominators={
+                n.lower()
+                for line in [code, *nearby]
+                for n in re.findall(r"(?:/|%)\s*\(?\s*([A-Za-z_$][\w$.]*)", code_of(line))
+                for n in [n.rsplit(".", 1)[-1]]
+            },
+        )
+
+
+def identifiers_of(text: str) -> list[str]:
+    return [t for t in stacktrace.identifiers(text) if useful(t)]
 
 
 def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     """The best-explaining hunk of `commits` (newest first), or None if none explains it."""
-    exc_terms = set().union(*(parts(t) for t in crash.exception_terms()), set())
-    code_terms = set().union(*(parts(t) for t in crash.code_terms()), set())
-    exc_names = {t.lower() for t in crash.exception_terms()}
-    nearby_names = set().union(*(calls_of(line) for line in crash.nearby), set()) - NOISE
-    nearby_keys = set().union(*(keys_read(line) for line in crash.nearby), set())
-    stack_by_path: dict[str, list[stacktrace.Frame]] = {}
-    for frame, path in crash.stack:
-        stack_by_path.setdefault(path, []).append(frame)
+    ranked = rank(crash, commits)
+    return ranked[0] if ranked else None
+
+
+def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
+    """Every hunk of the change window that explains something, best first, each with its
+    score and the reasons for it; at most one per commit (its best hunk).
+
+    The window is the commits before the first error (newest first). A root commit is not a
+    change: in a truncated history it holds the whole tree, so it is never a candidate. When
+    the best hunk of a commit is on the stack but another file of the same commit builds the
+    value the failing code uses, that file is the fault: the stack only shows where it broke.
+    """
+    sig = Signals.of(crash)
     seen_paths: set[str] = set()
-    best: Change | None = None
-    rank = 0
+    later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
+    best: dict[str, list[Change]] = {}
+    rank_no = 0
+
+    def remember(files: list[dict[str, Any]]) -> None:
+        for f in files:
+            later.setdefault(f.get("path") or "", []).append(f.get("hunks") or [])
+        seen_paths.update(f.get("path") or "" for f in files)
+
     for commit in commits:
         when = relevance.parse_time(commit.get("date"))
         files = commit.get("files") or []
         if crash.first_seen and when and when > crash.first_seen:
-            seen_paths.update(f.get("path") or "" for f in files)
+            remember(files)
             continue  # landed after the errors began: not their cause
-        recency = 1.5 / (1 + rank)
-        rank += 1
+        if crash.first_seen and when:
+            # How long before the first error it landed: a fault shows up soon after it ships.
+            age_days = max(0.0, (crash.first_seen - when).total_seconds() / 86400)
+            recency = 3.0 / (1 + age_days) + (0.5 if rank_no == 0 else 0.0)
+        else:
+            recency = 2.0 if rank_no == 0 else 1.5 / (1 + rank_no)
+        rank_no += 1
+        if commit.get("parents") == []:
+            continue  # the root of the history: "the whole tree was added" is no change
         for f in files:
             path = f.get("path") or ""
             newest = path not in seen_paths
             if path.lower().endswith(DOCS):
                 continue
-            for hunk in f.get("hunks") or []:
-                change = score_hunk(
-                    crash,
-                    commit,
-                    path,
-                    hunk,
-                    newest,
-                    exc_terms,
-                    code_terms,
-                    exc_names,
-                    nearby_names,
-                    nearby_keys,
-                    stack_by_path,
-                )
+            for raw in f.get("hunks") or []:
+                hunk = raw
+                if not newest:
+                    moved = at_release(raw, later.get(path, []))
+                    if moved is not None:
+                        hunk, newest = moved, True
+                change = score_hunk(sig, commit, path, hunk, newest)
                 if change is None:
                     continue
                 change.score += recency
-                if crash.blamed and commit.get("sha") == crash.blamed and path == crash.path:
-                    change.score += 2
-                    change.reasons.append("blame of the crash line")
+                if crash.blamed and commit.get("sha") == crash.blamed and not change.renamed:
+                    change.blamed = True
+                    if path == crash.path:
+                        change.score += 3
+                        change.reasons.append("blame of the crash line names this commit")
                 if int(hunk.get("old_start") or 0) == 0 and int(hunk.get("old_lines") or 0) == 0:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"
-                if best is None or change.score > best.score:
-                    best = change
-        seen_paths.update(f.get("path") or "" for f in files)
-    return best if best is not None and best.score >= 3 else None
+                best.setdefault(change.sha, []).append(change)
+        remember(files)
+    out = []
+    for hunks in best.values():
+        hunks.sort(key=lambda c: -c.score)
+        top = hunks[0]
+        producer = next((h for h in hunks[1:] if h.producer and h.path != top.path), None)
+        if (
+            producer is not None
+            and not top.on_crash_line
+            and not top.producer
+            and producer.score >= 0.5 * top.score
+        ):
+            producer.reasons.append(f"the same commit changed {top.path}, on the stack")
+            producer.score = top.score + 1
+            top = producer
+        out.append(top)
+    out.sort(key=lambda c: -c.score)
+    return [c for c in out if c.score >= 3]
+
+
+def shift(line: int, hunks: list[dict[str, Any]]) -> int | None:
+    """Line `line` of a file before `hunks` (one commit's), numbered after them; None when
+    one of them changed that very line."""
+    delta = 0
+    for h in hunks:
+        old_start, old_lines = int(h.get("old_start") or 0), int(h.get("old_lines") or 0)
+        new_lines = int(h.get("new_lines") or 0)
+        if line < old_start or (old_lines == 0 and line == old_start):
+            break
+        if line >= old_start + old_lines:
+            delta += new_lines - old_lines
+            continue
+        removed = {int(n) for n, _ in h.get("removed") or []}
+        if line in removed:
+            return None
+        # A context line inside the hunk: count the lines removed and added above it.
+        above_removed = sum(1 for n in removed if n < line)
+        offset = line - old_start - above_removed
+        context_and_added = sorted(
+            [int(n) for n, _ in h.get("added") or []] + [int(n) for n, _ in h.get("context") or []]
+        )
+        kept = [n for n in context_and_added if n not in {int(a) for a, _ in h.get("added") or []}]
+        return kept[offset] if 0 <= offset < len(kept) else None
+    return line + delta
+
+
+def at_release(hunk: dict[str, Any], newer: list[list[dict[str, Any]]]) -> dict[str, Any] | None:
+    """The hunk with its new-side lines numbered as at the release, through the hunks of the
+    newer commits of the same file (`newer`: newest first); None if a line cannot be followed
+    (a newer commit changed it)."""
+
+    def follow(line: int) -> int | None:
+        current: int | None = line
+        for hunks in reversed(newer):
+            if current is None:
+                return None
+            current = shift(current, hunks)
+        return current
+
+    added = [(follow(int(n)), t) for n, t in hunk.get("added") or []]
+    if not added or any(n is None for n, _ in added):
+        return None
+    context = [(follow(int(n)), t) for n, t in hunk.get("context") or []]
+    start = follow(int(hunk.get("new_start") or 0)) if hunk.get("new_start") else None
+    moved = dict(hunk)
+    moved["added"] = [[n, t] for n, t in added]
+    moved["context"] = [[n, t] for n, t in context if n is not None]
+    moved["new_start"] = start if start is not None else min(n for n, _ in added)  # type: ignore[type-var]
+    return moved
 
 
 def score_hunk(
-    crash: Crash,
-    commit: dict[str, Any],
-    path: str,
-    hunk: dict[str, Any],
-    newest: bool,
-    exc_terms: set[str],
-    code_terms: set[str],
-    exc_names: set[str],
-    nearby_names: set[str],
-    nearby_keys: set[str],
-    stack_by_path: dict[str, list[stacktrace.Frame]],
+    sig: Signals, commit: dict[str, Any], path: str, hunk: dict[str, Any], newest: bool
 ) -> Change | None:
-    # Comments and blank lines change nothing a request runs: judge the code alone.
+    """A hunk's score by features stated for every language: where it is (the crash line,
+    the crashing function above it, a frame of the stack, a function the failing code
+    calls, the data path of the failing value), what it does (fits the exception's kind,
+    names what the message names) and how much of the failure's vocabulary it touches."""
+    crash = sig.crash
+    # Comments, docstrings and blank lines change nothing a request runs: judge code alone.
     added = [(int(n), code) for n, t in hunk.get("added") or [] if (code := code_of(str(t)))]
     removed = [code for _, t in hunk.get("removed") or [] if (code := code_of(str(t)))]
     if sorted(squash(t) for _, t in added) == sorted(squash(t) for t in removed):
         return None  # only comments, formatting or blank lines
+    # A line whose assigned variable only got another name runs the same: not a change.
+    renamed = False
+    for n, t in list(added):
+        twin = next((r for r in removed if same_but_names(r, t)), None)
+        if twin is not None:
+            added.remove((n, t))
+            removed.remove(twin)
+            renamed = renamed or squash(t) == squash(code_of(crash.code))
+    if not added and not removed:
+        return None
+    if all(prose(t) for _, t in added) and all(prose(t) for t in removed):
+        return None  # only docstring or comment text
+    if (
+        sig.rethrow
+        and path == crash.path
+        and all(_RETHROW.match(t) or _HANDLER.search(t) for _, t in added)
+    ):
+        return None  # it only changes how the failure is reported, not why it happens
+    if not removed and added and definitions(added[0][1]):
+        # Only new functions: nothing the failing run executed changed, unless it calls them.
+        new = set().union(*(definitions(t) for _, t in added), set())
+        used = (
+            sig.nearby_names
+            | set(sig.path_names)
+            | {last_segment(f.function or "").lower() for f, _ in crash.stack}
+        )
+        if not new & used:
+            return None
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
     score, reasons = 0.0, []
-    crash_code = code_of(crash.code)
+    crash_code = code_of(sig.code) if sig.rethrow else code_of(crash.code)
     introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
-    if path == crash.path and introduced:
+    in_crash_file = path == crash.path
+    if in_crash_file and introduced and not sig.rethrow:
         score += 6
         reasons.append("adds the crash line")
-    elif path == crash.path and newest and start <= crash.line <= end:
-        score += 3
-        reasons.append("changes the code around the crash line")
+    elif in_crash_file and introduced:
+        score += 6
+        reasons.append("adds the statement whose failure is re-raised")
+    elif in_crash_file and newest:
+        lines = [n for n, _ in added] or [start]
+        first, _ = sig.function_lines
+        distance = min(abs(crash.line - n) for n in lines)
+        inside = any(first <= n <= crash.line for n in lines)
+        if start <= crash.line <= end:
+            score += 3
+            reasons.append("changes the code around the crash line")
+        if inside:
+            score += max(3.0, 5 - distance / 5)
+            reasons.append(f"changes the crashing function {distance} line(s) from the crash")
     frame_line: tuple[int, str] | None = None
-    for frame in stack_by_path.get(path, []):
-        if path == crash.path and frame.lineno == crash.line:
+    for depth, frame in sig.stack_by_path.get(path, []):
+        if in_crash_file and frame.lineno == crash.line:
             continue
         by_text = [
             (n, t)
@@ -300,18 +795,21 @@ def score_hunk(
         by_number = [(n, t) for n, t in added if newest and n == frame.lineno]
         if by_text or by_number:
             frame_line = (by_text or by_number)[0]
-        if frame_line or (newest and frame.lineno and start - 3 <= frame.lineno <= end + 3):
-            score += 4
-            reasons.append(f"changes {frame.function} on the stack")
+        weight = max(2.0, 4.5 - 0.5 * depth)
+        near = [n for n, t in added if not definitions(t)]
+        close = newest and frame.lineno and any(abs(n - frame.lineno) <= 2 for n in near)
+        if frame_line or close:
+            score += weight
+            reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
         function = last_segment(frame.function or "")
         if function and function.lower() in names_of(str(hunk.get("function") or "")):
-            score += 2
-            reasons.append(f"changes {frame.function} on the stack")
+            score += weight / 2
+            reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
     defined = defined_names(hunk)
-    called = defined & nearby_names
-    calls_into = bool(called) and not (path == crash.path and introduced)
+    called = defined & sig.nearby_names
+    calls_into = bool(called) and not (in_crash_file and introduced)
     if calls_into:
         score += 4
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
@@ -323,18 +821,39 @@ def score_hunk(
     after: dict[str, str] = {}
     for _, t in added:
         after.update(values_written(t))
-    # Dropped or renamed, or given a value of another shape (`[` became `{`).
     shaped = {
-        k for k in before.keys() & nearby_keys if k not in after or after[k][:1] != before[k][:1]
+        k
+        for k in before.keys() & sig.nearby_keys
+        if k not in after or after[k][:1] != before[k][:1]
     }
     key_line = (
         next(((n, t) for n, t in added if keys_written(t) & shaped), None)
-        if shaped and path != crash.path
+        if shaped and not in_crash_file
         else None
     )
-    if shaped and path != crash.path:
+    if shaped and not in_crash_file:
         score += 5
         reasons.append(f"changes {', '.join(sorted(shaped))}, which the failing code reads")
+    # What the hunk writes or defines that the failing value is made of, in any file.
+    written = set(after) | set(before) | defined
+    for _, t in added:
+        m = _ASSIGNED.match(t)
+        if m:
+            written.add(m.group(1).lower())
+    on_path = {n: d for n, d in sig.path_names.items() if n in written}
+    path_line: tuple[int, str] | None = None
+    if on_path and not in_crash_file and not shaped and not calls_into:
+        near = min(on_path.values())
+        score += 3.5 - near / 2
+        reasons.append(f"builds {', '.join(sorted(on_path)[:3])}, on the failing value's data path")
+        path_line = next(
+            (
+                (n, t)
+                for n, t in added
+                if (set(values_written(t)) | names_of(t.partition("=")[0])) & set(on_path)
+            ),
+            None,
+        )
     # A change that now produces the null the failing code trips on.
     mentions = words_of(" ".join(t for _, t in added))
     nulls_added = (
@@ -343,45 +862,72 @@ def score_hunk(
         and not any(NULL_LITERAL.search(t) for t in removed)
     )
     produces_null = (
-        nulls_added and bool(mentions & (exc_terms | code_terms)) and (path != crash.path)
+        nulls_added
+        and bool(mentions & (sig.exc_terms | sig.code_terms) or on_path)
+        and not in_crash_file
     )
     if produces_null:
         score += 4
         reasons.append("now produces a null the failing code does not expect")
-    changed_terms = words_of(" ".join([t for _, t in added] + removed))
-    overlap = 1.5 * len(exc_terms & changed_terms) + 1.0 * len(code_terms & changed_terms)
-    linked = path in stack_by_path or calls_into or bool(shaped) or produces_null
+    changed_text = [t for _, t in added] + removed
+    changed_terms = words_of(" ".join(changed_text))
+    overlap = 1.5 * len(sig.exc_terms & changed_terms) + 1.0 * len(sig.code_terms & changed_terms)
+    linked = path in sig.stack_by_path or calls_into or bool(shaped) or produces_null or on_path
     score += min(6.0, overlap if linked else overlap / 4)
+    if not in_crash_file and path not in sig.stack_by_path and module_names(path) & sig.imports:
+        score += 1.5
+        reasons.append("in a module the crashing file imports")
     removed_names = set().union(*(names_of(t) for t in removed), set())
     added_names = set().union(*(names_of(t) for _, t in added), set())
-    gone = {n for n in exc_names if n in removed_names and n not in added_names}
+    gone = {n for n in sig.exc_names if n in removed_names and n not in added_names}
     if gone:
         score += 3
         reasons.append(f"removes {', '.join(sorted(gone))}, named by the exception")
-    if (
-        crash.nullish
-        and any(GUARD.search(r) for r in removed)
-        and not all(GUARD.search(t) for _, t in added)
-    ):
-        score += 2
-        reasons.append("drops a guard")
+    named = {
+        lit for lit in sig.literals if any(lit in t.lower() for t in changed_text) and useful(lit)
+    }
+    if named and not gone:
+        score += 2.5 if linked else 1.0
+        reasons.append(f"touches {', '.join(sorted(named)[:2])}, which the exception names")
+    relevant = linked or bool(gone) or bool(named) or (in_crash_file and score > 0)
+    fit = (
+        fits_kind(
+            sig.kinds,
+            removed,
+            [t for _, t in added],
+            flows=bool(on_path),
+            read=frozenset(sig.nearby_keys),
+            denominators=frozenset(sig.denominators),
+            assigned=frozenset(written),
+            uses=frozenset(n for n, d in sig.path_names.items() if d <= 1),
+        )
+        if relevant
+        else None
+    )
+    if fit:
+        score += 3
+        reasons.append(fit)
     if score <= 0:
         return None
     binds = binding_line(added, crash) if crash.nullish else None
-    if path == crash.path and introduced:
-        line, text = introduced[0], crash.code
+    if in_crash_file and introduced:
+        line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif frame_line is not None:
         line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
     elif calls_into:
-        line, text = suspect_line(hunk, exc_terms | code_terms, called, start)
+        line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
     elif key_line is not None:
         line, text = key_line[0], key_line[1].strip()  # where the data is now built otherwise
     elif produces_null:
         line, text = next((n, t.strip()) for n, t in added if NULL_LITERAL.search(t))
+    elif path_line is not None:
+        line, text = path_line[0], path_line[1].strip()
     else:
-        line, text = suspect_line(hunk, exc_terms | code_terms, called, start)
+        line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
+    if renamed:
+        reasons.append("only renames a variable on the crash line")
     return Change(
         sha=str(commit.get("sha", "")),
         summary=str(commit.get("summary", "")),
@@ -393,8 +939,11 @@ def score_hunk(
         text=text,
         score=score,
         newest_for_path=newest,
-        on_crash_line=bool(path == crash.path and introduced),
+        on_crash_line=bool(in_crash_file and introduced),
         reasons=reasons,
+        fits=bool(fit),
+        producer=not in_crash_file and bool(shaped or produces_null or on_path or key_line),
+        renamed=renamed,
     )
 
 
@@ -422,7 +971,7 @@ def last_segment(function: str) -> str:
 
 _DEFINITION = re.compile(
     r"(?:def|func|function|fun|class|record|interface|struct|type)\s+(?:\([^)]*\)\s*)?"
-    r"([A-Za-z_$][A-Za-z0-9_$]*)|([A-Za-z_$][A-Za-z0-9_$]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)"
+    r"(?:self\.|[A-Z]\w*\.)?([A-Za-z_$][A-Za-z0-9_$]*)|([A-Za-z_$][A-Za-z0-9_$]*)\s*\([^)]*\)\s*(?:\{|:|->|throws)"
 )
 
 
@@ -446,6 +995,8 @@ def defined_names(hunk: dict[str, Any]) -> set[str]:
         found = definitions(text)
         if found:
             enclosing = found
+        elif text.strip() and not text[:1].isspace():
+            enclosing = set()  # a top-level line: outside any function (or its closing brace)
         elif added:
             names |= enclosing
     return names

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent import stacktrace
+from agent import finding, stacktrace
 from agent.domain import Message, Scope, ToolCall
 from agent.models import changes, relevance
 from agent.models.words import Words, words_for
@@ -26,6 +26,7 @@ from agent.ports import ModelResponse, ToolSpec
 SENTRY_SEARCH = "sentry__search_issues"
 SENTRY_DETAILS = "sentry__get_issue_details"
 LIST_FILES = "code__list_directory"
+FIND_FILES = "code__find_files"
 SHOW = "git__git_show"
 BLAME = "code__git_blame"
 CHANGES = "code__git_changes"
@@ -188,10 +189,15 @@ class OfflineInvestigator:
             if ASK in offered and trail.asked == 0:
                 return ASK, {"question": self.words.which_revision}
             sha = "HEAD"  # nobody to ask: read the newest code, and say so
-        listing = trail.last(LIST_FILES)
-        if listing is None or trail.due(LIST_FILES):
-            return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
-        files = (listing.data or {}).get("entries") or []
+        finder = FIND_FILES if FIND_FILES in offered else LIST_FILES
+        listing = trail.last(finder)
+        if listing is None or trail.due(finder):
+            if finder == LIST_FILES:
+                return LIST_FILES, {"revision": sha, "path": "", "recursive": True}
+            names = stacktrace.file_names(stacktrace.exceptions(event))
+            if names:
+                return FIND_FILES, {"revision": sha, "names": names}
+        files = ((listing.data or {}).get("entries") or []) if listing is not None else []
         crash = stacktrace.crash_frame(stacktrace.exceptions(event), files)
         if crash is None:
             return FINISH, self.conclude(trail)
@@ -216,6 +222,15 @@ class OfflineInvestigator:
             return SHOW, {"revision": f"{sha}:{analysis.change.path}"}  # type: ignore[union-attr]
         if DOCS in offered and trail.last(DOCS) is None and analysis and analysis.doc_query:
             return DOCS, {"query": analysis.doc_query}
+        if (
+            analysis is not None
+            and ASK in offered
+            and trail.asked == 0
+            and trail.ok(CHANGES) is not None
+            and analysis.confidence()[0] == "low"
+        ):
+            # Nothing singles out a change: ask the operator rather than guess.
+            return ASK, {"question": self.words.ask_candidates(analysis)}
         return FINISH, self.conclude(trail)
 
     def choose_issue(self, trail: Trail, issues: list[dict[str, Any]]) -> dict[str, Any] | str:
@@ -245,7 +260,7 @@ class OfflineInvestigator:
             m = re.search(r"\b[0-9a-f]{7,40}\b", answer)
             if m:
                 return m.group(0)
-        listing = trail.ok(LIST_FILES)
+        listing = trail.ok(FIND_FILES) or trail.ok(LIST_FILES)
         if listing is not None and listing.arguments.get("revision") == "HEAD":
             return "HEAD"  # the release was unknown and nobody could be asked
         return None
@@ -261,7 +276,7 @@ class OfflineInvestigator:
 
     def _analyse(self, trail: Trail) -> Analysis | None:
         details = trail.ok(SENTRY_DETAILS)
-        listing = trail.ok(LIST_FILES)
+        listing = trail.ok(FIND_FILES) or trail.ok(LIST_FILES)
         if details is None or listing is None:
             return None
         event = details.data["event"]
@@ -303,10 +318,14 @@ class OfflineInvestigator:
             stack=list(stack.values()),
             first_seen=relevance.parse_time(issue.get("firstSeen")),
             blamed=(a.blame or {}).get("commit"),
+            source=lines,
         )
         history = trail.ok(CHANGES)
         if history is not None:
-            a.change = changes.pick(a.crash, (history.data or {}).get("commits") or [])
+            commits = (history.data or {}).get("commits") or []
+            a.ranking = confirmed(changes.rank(a.crash, commits), trail.answers)
+            a.change = a.ranking[0] if a.ranking else None
+            a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
         if a.change is not None:
             if a.change.on_crash_line:
                 a.change_line = line
@@ -417,11 +436,15 @@ class OfflineInvestigator:
                     fact["quote"] = quote
                 facts.append(fact)
         suspect_path, line, commit = a.suspect()
+        confidence, raised, lowered = a.confidence()
         hyps.append(w.hypothesis(a))
         if a.change is not None and a.change.path != a.path:
             hyps.append(w.elsewhere(a))
+        hyps += [w.candidate(a, c) for c in a.ranking[1:3]]
         if a.change is None:
-            unsure.append(w.no_change_found)
+            unsure.append(w.history_cut(a) if a.history_cut else w.no_change_found)
+        elif confidence == "low":
+            unsure.append(w.weak_lead(a))
         unsure.append(w.no_previous_release)
         if a.revision == "HEAD":
             unsure.append(w.release_unknown)
@@ -430,11 +453,7 @@ class OfflineInvestigator:
         if doc_path is None:
             unsure.append(w.no_docs)
         unsure.append(w.one_event)
-        confidence = "low"
-        if a.change is not None and a.change_score >= 8 and doc_path:
-            confidence = "high"
-        elif a.change is not None and a.change_score >= 4:
-            confidence = "medium"
+        unsure.append(w.factors(raised, lowered))
         suspect = {
             "path": suspect_path,
             "line_start": line,
@@ -443,8 +462,10 @@ class OfflineInvestigator:
         }
         if commit:
             suspect["commit"] = commit
+        records = finding.from_results(r for rs in trail.results.values() for r in rs)
         return {
-            "root_cause": w.root_cause(a),
+            **finding.arguments(records, suspect, self.scope.language),
+            "root_cause": w.root_cause(a, confidence),
             "facts": [f for f in facts if all(f["evidence"])],
             "hypotheses": hyps,
             "uncertainties": unsure,
@@ -471,6 +492,8 @@ class Analysis:
     needs_file: bool = False
     doc_query: str = ""
     doc_terms: list[str] = field(default_factory=list)
+    ranking: list[changes.Change] = field(default_factory=list)
+    root: str | None = None  # the root commit of the history read, when it was reached
 
     @property
     def nullish(self) -> bool:
@@ -483,8 +506,64 @@ class Analysis:
     def suspect(self) -> tuple[str, int, str | None]:
         if self.change is not None:
             return self.change.path, self.change_line or self.change.line, self.change.sha
-        commit = self.blame.get("commit") if self.blame else None
+        commit = self.blame.get("commit") if self.blame and not self.history_cut else None
         return self.path, self.frame.lineno or 1, commit
+
+    @property
+    def history_cut(self) -> bool:
+        """Blame of the crash line ends at the oldest commit available (a root, or the cut of
+        a shallow or truncated history): what changed the line before it cannot be seen."""
+        if not self.blame:
+            return False
+        return bool(self.blame.get("boundary")) or self.blame.get("commit") == self.root
+
+    @property
+    def runner_up(self) -> changes.Change | None:
+        return self.ranking[1] if len(self.ranking) > 1 else None
+
+    def confidence(self) -> tuple[str, list[str], list[str]]:
+        """The level, with what raised it and what lowered it.
+
+        high: one candidate clearly wins (well ahead of the next, on several features) and
+        the chain is complete — the release is known, the change is inside the window before
+        the first error, it is of a kind that raises this exception, and its line is known
+        at the release. low: nothing explains the exception, or the best candidate barely
+        explains it. medium otherwise."""
+        up: list[str] = []
+        down: list[str] = []
+        c = self.change
+        if c is None:
+            down.append("no change in the window explains the exception")
+            if self.history_cut:
+                down.append("the history before the crash line's commit is not available")
+            return "low", up, down
+        second = self.runner_up.score if self.runner_up is not None else 0.0
+        margin = c.score - second
+        if margin >= 4:
+            up.append(f"the suspect leads the next candidate by {margin:.1f} points")
+        elif self.runner_up is not None:
+            down.append(f"the next candidate is close ({second:.1f} against {c.score:.1f})")
+        if c.fits:
+            up.append("the change is of the kind that raises this exception")
+        else:
+            down.append("the change is not of a kind known to raise this exception")
+        if c.blamed:
+            up.append("blame of the crash line names the same commit")
+        if c.on_crash_line:
+            up.append("the change wrote the crash line itself")
+        if c.producer:
+            up.append("the change builds the value the failing code uses")
+        if self.revision == "HEAD":
+            down.append("the release that ran is not known")
+        if self.change_line is None:
+            down.append("the suspect line could not be mapped to the release")
+        complete = self.revision != "HEAD" and self.change_line is not None
+        agree = c.blamed or c.on_crash_line or c.producer
+        if complete and c.fits and agree and margin >= 4 and c.score >= 10:
+            return "high", up, down
+        if c.score >= 6 and margin >= 1.5 and (c.fits or agree):
+            return "medium", up, down
+        return "low", up, down
 
     def change_quote(self) -> str | None:
         return self.change.text if self.change is not None and self.change.text else None
@@ -494,6 +573,18 @@ class Analysis:
 
     def crash_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
+
+
+def confirmed(ranking: list[changes.Change], answers: list[str]) -> list[changes.Change]:
+    """The ranking with the candidate an operator's answer names (by SHA prefix) first."""
+    for answer in answers:
+        for token in re.findall(r"\b[0-9a-f]{7,40}\b", answer.lower()):
+            named = [c for c in ranking if c.sha.startswith(token)]
+            if named:
+                named[0].reasons.append("the operator named this commit")
+                named[0].score = max(named[0].score, ranking[0].score + 1)
+                return [named[0], *[c for c in ranking if c is not named[0]]]
+    return ranking
 
 
 def technical(term: str, source: str) -> bool:

@@ -373,6 +373,14 @@ def onset_window(question: str, asked_at: datetime | None) -> tuple[datetime, da
 
 
 SEVERITY = {"fatal": 0.5, "error": 0.25}
+# A question about something that fails, crashes or raises: a warning or an info message
+# (a slow export, a retry notice) is not that failure, however many words it shares.
+FAILURE = re.compile(
+    r"\b(fail\w*|crash\w*|errors?|broken|breaks?|exceptions?|raises?|throws?|falla\w*|"
+    r"fallo\w*|errores|rompe\w*|peta\w*|excepci\w*)\b",
+    re.IGNORECASE,
+)
+MINOR = {"warning", "info", "debug", "log"}
 
 
 def rank(
@@ -385,6 +393,7 @@ def rank(
     q = concepts(question)
     onset = bool(ONSET.search(question))
     began = onset_window(question, asked_at)
+    failure = bool(FAILURE.search(question))
     docs = [weighted_concepts(i) for i in issues]
     n = len(issues)
     scored = []
@@ -405,7 +414,10 @@ def rank(
                 total -= 0.5  # a long-standing, recurring error
         if began and first_seen and began[0] - timedelta(hours=1) <= first_seen <= began[1]:
             total += 1.5  # it began when the operator says the trouble began
-        total += SEVERITY.get(str(issue.get("level") or "error"), -0.5)
+        level = str(issue.get("level") or "error")
+        total += SEVERITY.get(level, -0.5)
+        if failure and level in MINOR:
+            total -= 0.75 * lexical + 1.0  # its words describe something else than a failure
         scored.append((lexical, total, issue))
     scored.sort(key=lambda s: (s[1], str(s[2].get("lastSeen") or "")), reverse=True)
     return scored

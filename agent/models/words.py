@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent.finding import failing, replay_phrase
 from agent.report import code_span as q
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ def _removed(a: Analysis) -> str:
     assert a.change is not None
     lines = [t for _, t in a.change.hunk.get("removed") or [] if t.strip()]
     return "; ".join(q(t, 150) for t in lines[:3])
+
+
+def _failing(a: Analysis, w: Words) -> str:
+    """What fails, in the words of the incident: requests, jobs, a command."""
+    return failing(a.event, "es" if isinstance(w, Palabras) else "en")
 
 
 class Words:
@@ -127,13 +133,51 @@ class Words:
     def hypothesis(self, a: Analysis) -> str:
         if a.change is None:
             return (
-                f"The input that reaches {a.path}:{a.frame.lineno} is not what the code "
-                f"expects, so it raises {a.exc.type}."
+                f"{a.exc.type} at {a.path}:{a.frame.lineno} comes from input or state that the "
+                f"code there does not handle; no change read explains it ({_failing(a, self)})."
             )
         c = a.change
+        why = "; ".join(c.reasons[:3]) or "it touches what the failing code uses"
         return (
-            f"Commit {c.sha[:7]} made {c.path}:{a.suspect()[1]} stop handling the case that the "
-            f"failing requests hit, which raises {a.exc.type} at {a.path}:{a.frame.lineno}."
+            f"Commit {c.sha[:7]} changed {c.path}:{a.suspect()[1]} ({why}), and with that "
+            f"change {_failing(a, self)} raise {a.exc.type} at {a.path}:{a.frame.lineno}."
+        )
+
+    def candidate(self, a: Analysis, c: Any) -> str:
+        why = "; ".join(c.reasons[:3]) or "shares words with the failure"
+        return (
+            f"Runner-up: commit {c.sha[:7]} ({q(c.summary, 80)}) in {c.path}:{c.line}, "
+            f"score {c.score:.1f} against {a.change_score:.1f}: {why}."
+        )
+
+    def weak_lead(self, a: Analysis) -> str:
+        assert a.change is not None
+        return (
+            f"Commit {a.change.sha[:7]} is the best lead, but the evidence does not single it "
+            "out; check it and the runners-up before acting on it."
+        )
+
+    def history_cut(self, a: Analysis) -> str:
+        b = a.blame or {}
+        return (
+            f"History not available: line {a.frame.lineno} of {a.path} dates from "
+            f"{str(b.get('commit'))[:7]}, the oldest commit of the history read (a root or "
+            "the cut of a truncated history), so the change that introduced it cannot be seen."
+        )
+
+    def factors(self, raised: list[str], lowered: list[str]) -> str:
+        up = "; ".join(raised) or "nothing"
+        down = "; ".join(lowered) or "nothing"
+        return f"Confidence raised by: {up}. Lowered by: {down}."
+
+    def ask_candidates(self, a: Analysis) -> str:
+        listed = "; ".join(
+            f"{c.sha[:7]} {c.path}:{c.line} ({q(c.summary, 60)})" for c in a.ranking[:3]
+        )
+        return (
+            f"I can't single out the change behind {a.exc.type} at {a.path}:{a.frame.lineno}. "
+            f"Candidates: {listed or 'none in the recent history'}. Which of these shipped with "
+            "the failing release? Reply with a commit SHA, or 'none'."
         )
 
     def elsewhere(self, a: Analysis) -> str:
@@ -143,20 +187,32 @@ class Words:
             f"in {a.change.path}:{a.suspect()[1]}, which that line depends on."
         )
 
-    def root_cause(self, a: Analysis) -> str:
-        if a.change is not None:
+    def root_cause(self, a: Analysis, confidence: str = "medium") -> str:
+        if a.change is not None and confidence != "low":
             c = a.change
             return (
                 f"{a.exc.type} at {a.path}:{a.frame.lineno}, introduced by commit {c.sha[:7]}, "
                 f"which changed {c.path}:{a.suspect()[1]}."
             )
-        return f"{a.exc.type} at {a.path}:{a.frame.lineno} in {a.frame.function}."
+        if a.change is not None:
+            return (
+                f"{a.exc.type} at {a.path}:{a.frame.lineno}: no change clearly explains it; the "
+                f"best lead is commit {a.change.sha[:7]} in {a.change.path}:{a.suspect()[1]}."
+            )
+        if a.history_cut:
+            return (
+                f"{a.exc.type} at {a.path}:{a.frame.lineno} in {a.frame.function}; the history "
+                "that would show its cause is not available."
+            )
+        return (
+            f"{a.exc.type} at {a.path}:{a.frame.lineno} in {a.frame.function}; no change in the "
+            "history read explains it."
+        )
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
-        text = (
-            f"Replay one of the failing requests against {a.revision[:7]} and check {path}:{line}"
-        )
+        replay = replay_phrase(a.event, "en")
+        text = f"{replay} against {a.revision[:7]} and check {path}:{line}"
         if commit:
             text += f" against the parent of {commit[:7]}"
         if doc:
@@ -267,14 +323,51 @@ class Palabras(Words):
     def hypothesis(self, a: Analysis) -> str:
         if a.change is None:
             return (
-                f"La entrada que llega a {a.path}:{a.frame.lineno} no es la que el código espera, "
-                f"por eso lanza {a.exc.type}."
+                f"{a.exc.type} en {a.path}:{a.frame.lineno} viene de una entrada o un estado que "
+                f"el código no trata; ningún cambio leído lo explica ({_failing(a, self)})."
             )
         c = a.change
+        why = "; ".join(c.reasons[:3]) or "toca lo que usa el código que falla"
         return (
-            f"El commit {c.sha[:7]} hizo que {c.path}:{a.suspect()[1]} dejara de tratar el caso "
-            f"que llega en las peticiones fallidas, lo que lanza {a.exc.type} en "
-            f"{a.path}:{a.frame.lineno}."
+            f"El commit {c.sha[:7]} cambió {c.path}:{a.suspect()[1]} ({why}), y con ese cambio "
+            f"{_failing(a, self)} lanzan {a.exc.type} en {a.path}:{a.frame.lineno}."
+        )
+
+    def candidate(self, a: Analysis, c: Any) -> str:
+        why = "; ".join(c.reasons[:3]) or "comparte palabras con el fallo"
+        return (
+            f"Alternativa: commit {c.sha[:7]} ({q(c.summary, 80)}) en {c.path}:{c.line}, "
+            f"puntuación {c.score:.1f} frente a {a.change_score:.1f}: {why}."
+        )
+
+    def weak_lead(self, a: Analysis) -> str:
+        assert a.change is not None
+        return (
+            f"El commit {a.change.sha[:7]} es la mejor pista, pero la evidencia no lo distingue; "
+            "revisarlo junto con las alternativas antes de actuar."
+        )
+
+    def history_cut(self, a: Analysis) -> str:
+        b = a.blame or {}
+        return (
+            f"Historial no disponible: la línea {a.frame.lineno} de {a.path} viene de "
+            f"{str(b.get('commit'))[:7]}, el commit más antiguo del historial leído (una raíz o "
+            "el corte de un historial truncado), así que no se ve el cambio que la introdujo."
+        )
+
+    def factors(self, raised: list[str], lowered: list[str]) -> str:
+        up = "; ".join(raised) or "nada"
+        down = "; ".join(lowered) or "nada"
+        return f"La confianza sube por: {up}. Baja por: {down}."
+
+    def ask_candidates(self, a: Analysis) -> str:
+        listed = "; ".join(
+            f"{c.sha[:7]} {c.path}:{c.line} ({q(c.summary, 60)})" for c in a.ranking[:3]
+        )
+        return (
+            f"No puedo señalar el cambio que causa {a.exc.type} en {a.path}:{a.frame.lineno}. "
+            f"Candidatos: {listed or 'ninguno en el historial reciente'}. ¿Cuál de ellos salió "
+            "con la versión que falla? Responde con el SHA de un commit, o 'ninguno'."
         )
 
     def elsewhere(self, a: Analysis) -> str:
@@ -284,21 +377,33 @@ class Palabras(Words):
             f"{a.change.path}:{a.suspect()[1]}, del que depende esa línea."
         )
 
-    def root_cause(self, a: Analysis) -> str:
-        if a.change is not None:
+    def root_cause(self, a: Analysis, confidence: str = "medium") -> str:
+        if a.change is not None and confidence != "low":
             c = a.change
             return (
                 f"{a.exc.type} en {a.path}:{a.frame.lineno}, introducido por el commit "
                 f"{c.sha[:7]}, que cambió {c.path}:{a.suspect()[1]}."
             )
-        return f"{a.exc.type} en {a.path}:{a.frame.lineno}, en {a.frame.function}."
+        if a.change is not None:
+            return (
+                f"{a.exc.type} en {a.path}:{a.frame.lineno}: ningún cambio lo explica con "
+                f"claridad; la mejor pista es el commit {a.change.sha[:7]} en "
+                f"{a.change.path}:{a.suspect()[1]}."
+            )
+        if a.history_cut:
+            return (
+                f"{a.exc.type} en {a.path}:{a.frame.lineno}, en {a.frame.function}; el historial "
+                "que mostraría su causa no está disponible."
+            )
+        return (
+            f"{a.exc.type} en {a.path}:{a.frame.lineno}, en {a.frame.function}; ningún cambio "
+            "del historial leído lo explica."
+        )
 
     def check(self, a: Analysis, doc: str | None) -> str:
         path, line, commit = a.suspect()
-        text = (
-            f"Reproducir una de las peticiones fallidas contra {a.revision[:7]} y revisar "
-            f"{path}:{line}"
-        )
+        replay = replay_phrase(a.event, "es")
+        text = f"{replay} contra {a.revision[:7]} y revisar {path}:{line}"
         if commit:
             text += f" frente al padre de {commit[:7]}"
         if doc:

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -39,6 +39,8 @@ MAX_GREP_RESULTS = 200
 MAX_SYMBOL_RESULTS = 50
 MAX_COMMITS = 20
 MAX_LIST_ENTRIES = 2_000
+MAX_FIND_NAMES = 64
+MAX_FIND_RESULTS = 500
 GIT_TIMEOUT = 30.0
 # Output past this is not read (the process is killed): a grep for "e" in a
 # monorepo must not pull hundreds of megabytes into the worker.
@@ -205,6 +207,19 @@ def _one_line(stderr: str, fallback: str) -> str:
     return fallback
 
 
+def _common_suffix(a: str, b: str) -> list[str]:
+    x, y, out = a.split("/"), b.split("/"), []
+    while x and y and x[-1] == y[-1]:
+        out.append(x.pop())
+        y.pop()
+    return out
+
+
+def _glob_literal(name: str) -> str:
+    """`name` as a glob pathspec that matches only itself: *, ?, [ and \\ escaped."""
+    return re.sub(r"([*?\[\\])", r"\\\1", name)
+
+
 # -- argument models (validation of what the model sends) ---------------------
 
 
@@ -232,6 +247,11 @@ class _ListArgs(_Args):
     revision: str
     path: str | None = ""
     recursive: bool = False
+
+
+class _FindArgs(_Args):
+    revision: str
+    names: list[str] = Field(min_length=1, max_length=MAX_FIND_NAMES)
 
 
 class _SymbolArgs(_Args):
@@ -338,6 +358,27 @@ TOOL_SPECS: list[ToolSpec] = [
                 },
             },
             "required": ["revision"],
+        },
+    ),
+    ToolSpec(
+        name="find_files",
+        description=(
+            "The files of a revision whose name is one of the given names (a bare file name or "
+            "a path as a stack frame reports it: its last component is what is matched), in "
+            "any folder. Use it to map stack frames to files without listing the repository."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "revision": _REVISION_PROP,
+                "names": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": MAX_FIND_NAMES,
+                    "description": "File names or frame paths, e.g. 'OrderService.java'.",
+                },
+            },
+            "required": ["revision", "names"],
         },
     ),
     ToolSpec(
@@ -504,6 +545,7 @@ class GitCodeTools:
             "git_blame": self._blame,
             "git_grep": self._grep,
             "list_directory": self._list_directory,
+            "find_files": self._find_files,
             "find_symbol": self._find_symbol,
             "git_changes": self._changes,
         }
@@ -561,6 +603,27 @@ class GitCodeTools:
         run = await self._git("ls-tree", "-r", "-z", "--name-only", sha)
         return [p for p in run.stdout.split("\0") if p]
 
+    async def outline(
+        self, revision: str, patterns: Sequence[str], *, max_bytes: int, seconds: float
+    ) -> tuple[str, list[str], list[tuple[str, int, str]], bool]:
+        """agent.repomap.Outline: the paths at `revision` and the lines matching any of
+        `patterns` (extended regular expressions), each git run bounded in bytes and time."""
+        sha = await self.resolve(revision)
+        listing = await self._git(
+            "ls-tree", "-r", "-z", "--name-only", sha, max_bytes=max_bytes, seconds=seconds
+        )
+        paths = [p for p in listing.stdout.split("\0") if p]
+        if listing.truncated:
+            paths = paths[:-1]  # the last name may be cut
+        cmd = ["grep", "-n", "-z", "-I", "--no-color", "-E"]
+        for pattern in patterns:
+            cmd += ["-e", pattern]
+        found = await self._git(*cmd, sha, check=False, max_bytes=max_bytes, seconds=seconds)
+        if found.returncode not in (0, 1) and not found.truncated:
+            raise ToolFailure(f"git grep failed: {_one_line(found.stderr, 'outline failed')}")
+        matches = [(m["path"], m["line"], m["text"]) for m in self._parse_grep(found.stdout, sha)]
+        return sha, paths, matches, listing.truncated or found.truncated
+
     async def file_exists(self, path: str, revision: str) -> bool:
         """agent.ports.RevisionFiles: whether `path` is a file at `revision`."""
         try:
@@ -602,6 +665,8 @@ class GitCodeTools:
                         "author": info.get("author", ""),
                         "date": _iso(info.get("author-time", ""), info.get("author-tz", "+0000")),
                         "summary": info.get("summary", ""),
+                        # The oldest commit git has: a root, or the cut of a shallow history.
+                        "boundary": "boundary" in info,
                         "text": raw[1:],
                     }
                 )
@@ -727,6 +792,128 @@ class GitCodeTools:
             data={"revision": sha, "path": path, "entries": entries, "truncated": bool(shown)},
         )
 
+    async def _find_files(self, arguments: dict[str, Any]) -> ToolResult:
+        """The files the names can be, looked up without walking the tree where possible.
+
+        A name given with folders (as a frame reports it) is first tried as written, at each
+        of its suffixes, also under the top-level folders and the usual source roots, in one
+        `git cat-file --batch-check`: the cost follows the names, not the repository. Names
+        left over are matched by file name with a glob-pathspec git grep (git reads only the
+        files of those names)."""
+        args = _FindArgs.model_validate(arguments)
+        sha = await self.resolve(args.revision)
+        bases: list[str] = []
+        wanted: list[tuple[str, str]] = []  # (file name, path as given)
+        for raw in args.names:
+            path = str(raw).replace("\\", "/").strip().strip("/")
+            if any(ch in path for ch in "\x00\n\r"):
+                raise ToolFailure("invalid file name: control characters are not allowed")
+            base = path.rsplit("/", 1)[-1]
+            if base and base not in (".", ".."):
+                wanted.append((base, path))
+                if base not in bases:
+                    bases.append(base)
+        if not bases:
+            raise ToolFailure("give at least one file name")
+        found_exact = await self._probe(sha, wanted)
+        rest = [b for b in bases if not any(p.rsplit("/", 1)[-1] == b for p in found_exact)]
+        paths: set[str] = set(found_exact)
+        if rest:
+            paths |= await self._by_name(sha, rest)
+        found = sorted(paths)
+        truncated = len(found) > MAX_FIND_RESULTS
+        found = found[:MAX_FIND_RESULTS]
+        head = f"{len(found)} file(s) named {', '.join(bases[:8])}"
+        head += " …" if len(bases) > 8 else ""
+        return ToolResult(
+            source="code",
+            title=f"files named {', '.join(bases[:3])}{' …' if len(bases) > 3 else ''} @ "
+            f"{_short(sha)}",
+            link=self._tree_link(sha, ""),
+            revision=sha,
+            text="\n".join([f"{head} @ {_short(sha)}", *found]),
+            data={"revision": sha, "names": bases, "entries": found, "truncated": truncated},
+        )
+
+    async def _by_name(self, sha: str, bases: list[str]) -> set[str]:
+        # Each name is matched literally: glob characters in it are escaped.
+        specs = [f":(glob)**/{_glob_literal(b)}" for b in bases]
+        run = await self._git(
+            "grep",
+            "-l",
+            "-z",
+            "--no-color",
+            "-e",
+            "",
+            sha,
+            "--",
+            *specs,
+            literal=False,
+            check=False,
+        )
+        if run.returncode not in (0, 1) and not run.truncated:
+            raise ToolFailure(f"git grep failed: {_one_line(run.stderr, 'file search failed')}")
+        prefix = f"{sha}:"
+        return {
+            p[len(prefix) :] if p.startswith(prefix) else p for p in run.stdout.split("\0") if p
+        }
+
+    async def _probe(self, sha: str, wanted: list[tuple[str, str]]) -> set[str]:
+        """Which of the likely paths of the names exist at `sha` (blobs), in one batch."""
+        with_folders = [path for _, path in wanted if "/" in path]
+        if not with_folders:
+            return set()
+        top = await self._git("ls-tree", "-d", "--name-only", "-z", sha)
+        folders = [d for d in top.stdout.split("\0") if d][:50]
+        roots = ["", "src/main/java/", "src/main/kotlin/", "src/", "app/", "lib/"]
+        roots += [f"{d}/" for d in folders]
+        roots += [f"{d}/src/main/java/" for d in folders] + [
+            f"{d}/src/main/kotlin/" for d in folders
+        ]
+        candidates: list[str] = []
+        for path in with_folders:
+            parts = path.split("/")
+            for i in range(len(parts) - 1):
+                suffix = "/".join(parts[i:])
+                candidates += [root + suffix for root in dict.fromkeys(roots)]
+        candidates = [c for c in dict.fromkeys(candidates) if ".." not in c.split("/")][:20_000]
+        batch = "".join(f"{sha}:{c}\n" for c in candidates).encode()
+        env = {**os.environ, **_GIT_ENV}
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            "-C",
+            str(self.repo_dir),
+            *_GIT_GLOBAL,
+            "cat-file",
+            "--batch-check",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+        )
+        try:
+            async with asyncio.timeout(self.git_timeout):
+                out, _ = await proc.communicate(batch)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise ToolFailure(f"git cat-file timed out after {self.git_timeout:g} s") from None
+        found = set()
+        for candidate, line in zip(
+            candidates, out.decode("utf-8", "replace").split("\n"), strict=False
+        ):
+            if line.split(" ")[1:2] == ["blob"]:
+                found.add(candidate)
+        # The longest agreement with the path as given wins; shorter ones are other files.
+        best: dict[str, str] = {}
+        for path in with_folders:
+            hits = [c for c in found if c.endswith(path.split("/", 1)[-1]) or c.endswith(path)]
+            hits.sort(key=lambda c: -len(_common_suffix(c, path)))
+            if hits:
+                best[path] = hits[0]
+        return set(best.values())
+
     async def _find_symbol(self, arguments: dict[str, Any]) -> ToolResult:
         args = _SymbolArgs.model_validate(arguments)
         name = args.name.strip()
@@ -798,7 +985,7 @@ class GitCodeTools:
             f"--unified={args.context}",
             "--src-prefix=a/",
             "--dst-prefix=b/",
-            "--format=%x1e%H%x1f%an%x1f%aI%x1f%s",
+            "--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%s",
             *span,
             "--",
             *paths,
@@ -807,12 +994,13 @@ class GitCodeTools:
         for chunk in run.stdout.split("\x1e")[1:]:
             header, _, patch = chunk.partition("\n")
             fields = header.split("\x1f")
-            if len(fields) != 4:
+            if len(fields) != 5:
                 continue
-            sha, author, date, summary = fields
+            sha, parents, author, date, summary = fields
             commits.append(
                 {
                     "sha": sha,
+                    "parents": parents.split(),
                     "author": author,
                     "date": date,
                     "summary": summary,
@@ -918,15 +1106,24 @@ class GitCodeTools:
         if await self._object_type(sha, path) is None:
             raise ToolFailure(f"{path} does not exist at {_short(sha)}")
 
-    async def _git(self, *args: str, check: bool = True) -> _GitRun:
-        """Run git without a shell; read at most MAX_OUTPUT_BYTES of its output."""
+    async def _git(
+        self,
+        *args: str,
+        check: bool = True,
+        max_bytes: int = MAX_OUTPUT_BYTES,
+        seconds: float | None = None,
+        literal: bool = True,
+    ) -> _GitRun:
+        """Run git without a shell; read at most `max_bytes` of its output.
+
+        Pathspecs are literal unless `literal=False`, for a caller that escapes its own."""
         env = {**os.environ, **_GIT_ENV}
         try:
             proc = await asyncio.create_subprocess_exec(
                 "git",
                 "-C",
                 str(self.repo_dir),
-                *_GIT_GLOBAL,
+                *(_GIT_GLOBAL if literal else _GIT_GLOBAL[1:]),
                 *args,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -946,18 +1143,19 @@ class GitCodeTools:
             while chunk := await stdout.read(65536):
                 chunks.append(chunk)
                 size += len(chunk)
-                if size >= MAX_OUTPUT_BYTES:
+                if size >= max_bytes:
                     truncated = True
                     proc.kill()
                     break
             return b"".join(chunks)
 
         try:
-            async with asyncio.timeout(self.git_timeout):
+            async with asyncio.timeout(seconds or self.git_timeout):
                 out, err = await asyncio.gather(read_stdout(), stderr.read())
                 await proc.wait()
         except TimeoutError:
-            raise ToolFailure(f"git {args[0]} timed out after {self.git_timeout:g} s") from None
+            limit = seconds or self.git_timeout
+            raise ToolFailure(f"git {args[0]} timed out after {limit:g} s") from None
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

@@ -40,6 +40,33 @@ ASK_CLARIFICATION = ToolSpec(
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 
+
+def _shape(kind: str, keys: str) -> dict[str, Any]:
+    """A finding field as the model is told of it: its keys in one line. The loop validates
+    it fully (agent/domain.py) and refuses a malformed one with the reason; a full nested
+    schema here would cost every request hundreds of tokens for fields that are optional."""
+    if kind == "array":
+        return {"type": "array", "items": {"type": "object"}, "description": keys}
+    return {"type": "object", "description": keys}
+
+
+# The finding: optional; each part left out is computed from the evidence.
+FINDING_PROPERTIES: dict[str, Any] = {
+    "change": _shape("object", "the suspect hunk: commit, path, before[], after[], evidence[]"),
+    "trigger": _shape(
+        "object", "input: kind request|job|cli, entry, fields[{name,value,source}], absent[]"
+    ),
+    "proposed_change": _shape(
+        "object", "a hypothesis: path, diff (unified, at the running revision), rationale"
+    ),
+    "affected": _shape("array", "path, line_start, line_end, role fault|crash|stack|changed"),
+    "fix": _shape("object", "risk, complexity (low|medium|high), reasons[]"),
+    "confidence_factors": _shape("array", "effect raises|lowers, factor, text, evidence[]"),
+    "window": _shape("object", "first_seen, last_seen, events, release, per_hour_after"),
+    "related_issues": _shape("array", "id, short_id, title, reasons[], evidence[]"),
+}
+
+
 FINISH_INVESTIGATION = ToolSpec(
     name="finish_investigation",
     description=(
@@ -84,6 +111,7 @@ FINISH_INVESTIGATION = ToolSpec(
             "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
             "issue_title": {"type": "string"},
             "issue_body": {"type": "string"},
+            **FINDING_PROPERTIES,
         },
         "required": ["root_cause", "facts", "confidence"],
     },

@@ -48,6 +48,7 @@ from agent.domain import (
     without_bidi_controls,
 )
 from agent.publish.publisher import not_done_line
+from agent.report import labels
 
 # -- identifiers the listeners match on ----------------------------------------
 
@@ -731,6 +732,7 @@ def diagnosis_message(
                 max_sections=6,
                 nouns=("fact", "facts"),
             )
+        blocks += finding_blocks(inv)
         unverified = bool(d.hypotheses or d.uncertainties or d.recommended_check)
         if unverified:
             blocks.append(DividerBlock())
@@ -783,6 +785,114 @@ def diagnosis_message(
             confidence=d.confidence if d else None,
         ),
     )
+
+
+# -- the finding: what to act on ------------------------------------------------------------
+
+FINDING_DIFF_LINES = 40
+
+
+def _diff_block(lines: Sequence[str]) -> str:
+    shown = [clip(x, 200) for x in lines[:FINDING_DIFF_LINES]]
+    if len(lines) > FINDING_DIFF_LINES:
+        shown.append(f"… {len(lines) - FINDING_DIFF_LINES} more")
+    return code_block(shown)
+
+
+def finding_blocks(inv: Investigation) -> list[Block]:
+    """The change, the input, the proposed change, risk, places, factors, window, related:
+    at most eight sections, each cut to Slack's 3,000 characters, in the incident's language."""
+    d = inv.diagnosis
+    if d is None:
+        return []
+    t = labels(inv.scope.language)
+    out: list[Block] = []
+    c = d.change
+    if c is not None:
+        head = (
+            f"*{escape(t['change'])}* · {_commit_link(inv.scope.repository, c.commit)} · "
+            f"{code(c.path)}"
+        )
+        summary = f"\n{escape(clip(c.summary, 200))}" if c.summary else ""
+        body = [f"-{x}" for x in c.before] + [f"+{x}" for x in c.after]
+        out.append(_section(f"{head}{summary}\n{_diff_block(body)}"))
+    g = d.trigger
+    if g is not None and (g.fields or g.absent or g.entry):
+        kind = escape(t.get(f"kind.{g.kind}", g.kind))
+        entry = f" {code(clip(g.entry, 200))}" if g.entry else ""
+        lines = [f"*{escape(t['trigger'])}* · {kind}{entry}"]
+        lines += [f"• {code(clip(a, 120))}: {escape(t['absent'])}" for a in g.absent]
+        lines += [
+            f"• {code(clip(f.name, 120))} = {code(clip(f.value, 160))} _({escape(f.source)})_"
+            for f in g.fields
+        ]
+        out.append(_section("\n".join(lines)))
+    p = d.proposed_change
+    if p is not None:
+        out.append(
+            _section(
+                f"*{escape(t['proposed'])}*\n{escape(clip(p.rationale, 600))}\n"
+                f"{_diff_block(p.diff.splitlines())}"
+            )
+        )
+    fields = []
+    if d.fix is not None:
+        f = d.fix
+        fields.append(
+            f"*{escape(t['risk']).capitalize()}*\n{escape(t.get(f'level.{f.risk}', f.risk))}"
+        )
+        level = t.get(f"clevel.{f.complexity}", f.complexity)
+        fields.append(f"*{escape(t['complexity']).capitalize()}*\n{escape(level)}")
+    w = d.window
+    if w is not None:
+        seen = [x.strftime("%Y-%m-%d %H:%M") for x in (w.first_seen, w.last_seen) if x]
+        if seen:
+            fields.append(f"*{escape(t['window'])}*\n{' → '.join(seen)} UTC")
+        rates = [
+            f"{label} {value:g}"
+            for label, value in (
+                (t["before"], w.per_hour_before),
+                (t["after"], w.per_hour_after),
+                (t["overall"], w.per_hour),
+            )
+            if value is not None
+        ]
+        if rates:
+            fields.append(f"*{escape(t['per_hour'])}*\n{escape(' · '.join(rates))}")
+    if fields:
+        out.append(_fields(fields))
+    if d.fix is not None and d.fix.reasons:
+        out.append(_context(*(escape(clip(r, 300)) for r in d.fix.reasons[:4])))
+    if d.affected:
+        items = []
+        for loc in d.affected:
+            span = f"{loc.line_start}" + (
+                f"-{loc.line_end}" if loc.line_end != loc.line_start else ""
+            )
+            role = escape(t.get(f"role.{loc.role}", loc.role))
+            items.append(f"• {code(f'{loc.path}:{span}')} — {role}")
+        out += _packed(
+            f"*{escape(t['affected'])}*", items, max_sections=1, nouns=("place", "places")
+        )
+    if d.confidence_factors:
+        items = [
+            f"• {'↑' if cf.effect == 'raises' else '↓'} {escape(clip(cf.text, 300))}"
+            for cf in d.confidence_factors
+        ]
+        out += _packed(
+            f"*{escape(t['factors'])}*", items, max_sections=1, nouns=("factor", "factors")
+        )
+    if d.related_issues:
+        items = []
+        for r in d.related_issues:
+            name = link(r.link, r.short_id or r.id)
+            count = f" ({r.count} {escape(t['events'])})" if r.count is not None else ""
+            why = escape(clip("; ".join(r.reasons), 300))
+            items.append(f"• {name} {escape(clip(r.title, 120))}{count}: {why}")
+        out += _packed(
+            f"*{escape(t['related'])}*", items, max_sections=1, nouns=("issue", "issues")
+        )
+    return out
 
 
 # -- the issue draft ---------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Which change explains a crash: the rules, one small history each."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from agent import stacktrace
-from agent.models.changes import Crash, code_of, pick, release_line
+from agent.models.changes import Crash, code_of, pick, rank, release_line
 
 
 def frame(path: str, line: int, function: str, context: str | None = None) -> stacktrace.Frame:
@@ -190,10 +191,12 @@ def test_a_function_the_crash_line_calls_that_now_returns_null():
     assert change is not None and change.path == "app/tariffs.py" and change.line == 21
 
 
-def test_lines_of_an_older_commit_are_mapped_to_the_release_by_their_text():
+def test_lines_of_an_older_commit_are_mapped_to_the_release_through_the_newer_hunks():
     c = crash()
+    newer = hunk(1, [(1, "import os")], context=[(2, "import re"), (3, ""), (4, "")])
+    newer["old_lines"], newer["new_lines"] = 3, 4
     history = [
-        commit("newer", "2026-11-27T12:00:00Z", ("app/orders.py", [hunk(1, [(1, "import os")])])),
+        commit("newer", "2026-11-27T12:00:00Z", ("app/orders.py", [newer])),
         commit(
             "older",
             "2026-11-26T12:00:00Z",
@@ -210,13 +213,265 @@ def test_lines_of_an_older_commit_are_mapped_to_the_release_by_their_text():
         ),
     ]
     change = pick(c, history)
-    assert change is not None and change.sha == "older" and not change.newest_for_path
+    assert change is not None and change.sha == "older"
+    assert change.newest_for_path and change.line == 11  # one line inserted above it
+    # When the newer hunks cannot be followed, the line is found at the release by its text.
+    unmapped = replace(change, newest_for_path=False, line=10)
     release = "\n".join(["# header"] * 14 + ["        'unit_price': prices[i.sku],"])
-    assert release_line(change, release) == 15
-    assert release_line(change, None) is None
+    assert release_line(unmapped, release) == 15
+    assert release_line(unmapped, None) is None
 
 
 def test_code_of_drops_comments_but_not_strings():
     assert code_of("x = 1  # the count") == "x = 1"
     assert code_of("    // a comment") == ""
     assert code_of('url = "http://example.com/#top"') == 'url = "http://example.com/#top"'
+
+
+# -- the classes of misses: each rule stated for a class, checked on one small history ----
+
+
+def test_a_one_line_change_above_the_crash_line_beats_an_older_change_up_the_stack():
+    source = [
+        "def average(rows):",
+        "    kept = [r for r in rows if r.ok]",
+        "    total = sum(r.value for r in kept)",
+        "    return total / len(kept)",
+    ]
+    c = crash(
+        path="app/stats.py",
+        line=4,
+        function="average",
+        exc_type="ZeroDivisionError",
+        exc_value="division by zero",
+        code="return total / len(kept)",
+        nearby=source[1:4],
+        source=source,
+        stack=[
+            (frame("app/stats.py", 4, "average"), "app/stats.py"),
+            (frame("app/report.py", 20, "build", "avg = average(rows)"), "app/report.py"),
+        ],
+    )
+    history = [
+        commit(
+            "filter",
+            "2026-11-27T10:00:00Z",
+            (
+                "app/stats.py",
+                [hunk(2, [(2, "    kept = [r for r in rows if r.ok]")], [(2, "    kept = rows")])],
+            ),
+        ),
+        commit(
+            "older",
+            "2026-11-20T10:00:00Z",
+            (
+                "app/report.py",
+                [hunk(20, [(20, "    avg = average(rows)")], [(20, "    avg = mean(rows)")])],
+            ),
+        ),
+    ]
+    ranked = rank(c, history)
+    assert [ch.sha for ch in ranked][:2] == ["filter", "older"]
+    assert ranked[0].line == 2 and ranked[0].fits
+    assert any("crashing function" in r for r in ranked[0].reasons)
+
+
+def test_the_file_of_the_same_commit_that_builds_the_value_is_named_not_the_stack_file():
+    source = ["def show(order):", "    label = order.currency_label", "    return label.upper()"]
+    c = crash(
+        path="app/views.py",
+        line=3,
+        function="show",
+        exc_type="AttributeError",
+        exc_value="'NoneType' object has no attribute 'upper'",
+        code="return label.upper()",
+        nearby=source,
+        source=source,
+        stack=[
+            (frame("app/views.py", 3, "show"), "app/views.py"),
+            (frame("app/routes.py", 8, "get", "return show(load(order_id))"), "app/routes.py"),
+        ],
+    )
+    history = [
+        commit(
+            "both",
+            "2026-11-27T10:00:00Z",
+            (
+                "app/routes.py",
+                [hunk(8, [(8, "    return show(load(order_id))")], [(8, "    return show(o)")])],
+            ),
+            (
+                "app/models.py",
+                [
+                    hunk(
+                        30,
+                        [(31, "        self.currency_label = LABELS.get(code)")],
+                        [(31, "        self.currency_label = LABELS.get(code, code)")],
+                    )
+                ],
+            ),
+        )
+    ]
+    top = rank(c, history)[0]
+    assert top.path == "app/models.py" and top.line == 31 and top.producer
+
+
+def test_a_type_changed_where_a_config_value_is_produced_is_found_where_it_is_consumed():
+    source = [
+        "def batches(items, settings):",
+        "    size = settings['batch_size']",
+        "    return [items[i : i + size] for i in range(0, len(items), size)]",
+    ]
+    c = crash(
+        path="app/jobs.py",
+        line=3,
+        function="batches",
+        exc_type="TypeError",
+        exc_value="'str' object cannot be interpreted as an integer",
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+        stack=[(frame("app/jobs.py", 3, "batches"), "app/jobs.py")],
+    )
+    history = [
+        commit(
+            "decoy",
+            "2026-11-27T12:00:00Z",
+            ("app/jobs.py", [hunk(40, [(40, "    log.info('done')")], [(40, "    pass")])]),
+        ),
+        commit(
+            "loader",
+            "2026-11-27T10:00:00Z",
+            (
+                "app/config.py",
+                [
+                    hunk(
+                        12,
+                        [(12, "        'batch_size': env.get('BATCH_SIZE', '50'),")],
+                        [(12, "        'batch_size': int(env.get('BATCH_SIZE', 50)),")],
+                    )
+                ],
+            ),
+        ),
+    ]
+    top = rank(c, history)[0]
+    assert (top.sha, top.path, top.line) == ("loader", "app/config.py", 12)
+    assert top.fits
+
+
+def test_a_docstring_edit_in_the_release_commit_is_not_the_fault_and_blame_is_heard():
+    c = crash(blamed="fault")
+    history = [
+        commit(
+            "release",
+            "2026-11-27T18:00:00Z",
+            (
+                "app/totals.py",
+                [
+                    hunk(
+                        11,
+                        [(11, "    Prices are read from the item as stored.")],
+                        [(11, "    Prices come from the item.")],
+                    )
+                ],
+            ),
+        ),
+        commit(
+            "fault",
+            "2026-11-26T12:00:00Z",
+            (
+                "app/totals.py",
+                [
+                    hunk(
+                        13,
+                        [(13, "    return item['price'] * item['qty']")],
+                        [(13, "    return item.get('price', 0) * item['qty']")],
+                    )
+                ],
+            ),
+        ),
+    ]
+    ranked = rank(c, history)
+    assert [ch.sha for ch in ranked] == ["fault"] and ranked[0].blamed
+
+
+def test_a_re_raise_points_at_the_guarded_statement_and_the_message_names_the_key():
+    source = [
+        "def timeout(settings):",
+        "    try:",
+        "        return int(settings['timeout_ms'])",
+        "    except (KeyError, ValueError):",
+        "        raise ConfigError(f'cannot parse timeout_ms: {settings!r}') from None",
+    ]
+    c = crash(
+        path="app/settings.py",
+        line=5,
+        function="timeout",
+        exc_type="ConfigError",
+        exc_value="cannot parse 'timeout_ms': '1,5s'",
+        code=source[4].strip(),
+        nearby=source[1:5],
+        source=source,
+        stack=[(frame("app/settings.py", 5, "timeout"), "app/settings.py")],
+    )
+    history = [
+        commit(
+            "reraise",
+            "2026-11-27T12:00:00Z",
+            (
+                "app/settings.py",
+                [
+                    hunk(
+                        5,
+                        [(5, source[4])],
+                        [(5, "        raise ConfigError('cannot parse timeout_ms')")],
+                    )
+                ],
+            ),
+        ),
+        commit(
+            "value",
+            "2026-11-26T12:00:00Z",
+            (
+                "deploy/settings.yaml",
+                [hunk(3, [(3, "timeout_ms: '1,5s'")], [(3, "timeout_ms: 1500")])],
+            ),
+        ),
+    ]
+    top = rank(c, history)[0]
+    assert (top.sha, top.path) == ("value", "deploy/settings.yaml")
+
+
+def test_the_root_commit_of_a_truncated_history_is_never_a_candidate():
+    c = crash(blamed="root")
+    root = commit(
+        "root",
+        "2026-11-20T10:00:00Z",
+        ("app/totals.py", [hunk(1, [(13, "    return item['price'] * item['qty']")])]),
+    )
+    root["parents"] = []
+    assert rank(c, [root]) == []
+
+
+def test_renaming_the_variable_the_crash_line_assigns_is_not_a_change():
+    c = crash(
+        exc_type="ZeroDivisionError",
+        exc_value="division by zero",
+        code="per_way = round(total / ways, 2)",
+        blamed="rename",
+    )
+    rename = commit(
+        "rename",
+        "2026-11-27T10:00:00Z",
+        (
+            "app/totals.py",
+            [
+                hunk(
+                    13,
+                    [(13, "    per_way = round(total / ways, 2)")],
+                    [(13, "    computed = round(total / ways, 2)")],
+                )
+            ],
+        ),
+    )
+    assert rank(c, [rename]) == []

@@ -133,7 +133,9 @@ async def test_is_a_toolset_with_schemas(small: GitCodeTools) -> None:
     files: RevisionFiles = small
     assert files is small
     specs = {spec.name: spec for spec in await small.get_tools()}
-    assert set(specs) == {"git_blame", "git_grep", "list_directory", "find_symbol", "git_changes"}
+    assert set(specs) == {
+        *("git_blame", "git_grep", "list_directory", "find_files", "find_symbol", "git_changes"),
+    }
     for spec in specs.values():
         assert spec.description
         assert spec.parameters["type"] == "object"
@@ -184,8 +186,10 @@ async def test_blame_attributes_each_line(
         "author": "Bob Baker",
         "date": "2026-01-02T11:30:00+01:00",
         "summary": "Accept zero as invalid, add total",
+        "boundary": False,
         "text": "        if quantity <= 0:",
     }
+    assert lines[0]["boundary"] and lines[0]["commit"] == c1  # the root: nothing before it
     assert r.data["revision"] == c3
     assert f"L6 {c2[:7]} (Bob Baker 2026-01-02)         if quantity <= 0:" in r.text
     assert f"{c1[:7]} 2026-01-01 Alice Able: Add the order service" in r.text
@@ -370,6 +374,26 @@ async def test_list_directory(small: GitCodeTools, small_repo: tuple[Path, list[
     assert not_dir.is_error and "not a folder" in not_dir.text
 
 
+async def test_find_files_by_name_in_any_folder(
+    small: GitCodeTools, small_repo: tuple[Path, list[str]]
+) -> None:
+    _, (c1, _, c3) = small_repo
+    names = ["/srv/deploy/app/service.py", "app.js", "C:\\build\\main.go", "absent.py"]
+    r = await call(small, "find_files", revision="main", names=names)
+    assert r.data["entries"] == ["app/service.py", "go/main.go", "web/app.js"]
+    assert r.data["names"] == ["service.py", "app.js", "main.go", "absent.py"]
+    assert r.revision == c3 and r.link == f"https://github.com/acme/small/tree/{c3}"
+    # Each name is literal: glob characters match only themselves.
+    starred = await call(small, "find_files", revision="main", names=["*.py", "*", "[a]pp.js"])
+    assert starred.data["entries"] == []
+    spaced = await call(small, "find_files", revision=c3, names=["release notes.md"])
+    assert spaced.data["entries"] == ["docs/release notes.md"]
+    before = await call(small, "find_files", revision=c1, names=["release notes.md"])
+    assert before.data["entries"] == []
+    assert (await call(small, "find_files", revision="main", names=[])).is_error
+    assert (await call(small, "find_files", revision="main", names=["/"])).is_error
+
+
 async def test_find_symbol_across_languages(small: GitCodeTools) -> None:
     async def kinds(name: str) -> list[tuple[str, int, str]]:
         r = await call(small, "find_symbol", revision="main", name=name)
@@ -537,3 +561,13 @@ def test_git_annotator() -> None:
         text="Ref 'x' did not resolve", title="git_show", source="code", is_error=True
     )
     assert annotate("git_show", {"revision": "x:y"}, failed) == failed
+
+
+async def test_find_files_tries_a_frames_path_under_the_source_roots(orders: GitCodeTools) -> None:
+    r = await call(
+        orders,
+        "find_files",
+        revision=FAULT,
+        names=["dev/example/orders/CustomerReference.java", "Thread.java"],
+    )
+    assert r.data["entries"] == [CUSTOMER_REF]

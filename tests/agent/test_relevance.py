@@ -60,3 +60,23 @@ def test_onset_phrases_in_both_languages():
     )
     assert onset_window("since the last deploy", ASKED) is None
     assert onset_window("this endpoint fails", ASKED) is None
+
+
+def test_a_question_about_a_failure_is_not_about_a_warning_that_shares_its_words():
+    slow = issue(
+        "W",
+        "Slow invoice export: 16.2 s for 563 records",
+        "invoices export",
+        25,
+        "2026-11-28T08:00:00Z",
+        level="warning",
+    )
+    crash = issue(
+        "E", "IndexError: list index out of range", "first_open_line", 52, "2026-11-28T09:00:00Z"
+    )
+    for question in (
+        "The export-invoices command crashes on last night's file. What's wrong?",
+        "El comando export-invoices falla con el fichero de anoche.",
+    ):
+        assert rank(question, [slow, crash], SINCE, ASKED)[0][2]["id"] == "E"
+    assert rank("why is the invoice export slow?", [slow, crash], SINCE, ASKED)[0][2]["id"] == "W"

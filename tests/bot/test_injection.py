@@ -601,9 +601,22 @@ def code_spans(line: str) -> list[tuple[int, int]]:
 
 def unquoted(markdown: str, needle: str, run: Run) -> list[str]:
     """Lines where `needle` appears outside a code span, or quoted but not attributed to
-    evidence (by id, on the same line) that holds it."""
+    evidence (by id, on the same line) that holds it. A line of a fenced code block (a
+    quoted diff) is quoted; it is attributed by the line that introduces the block."""
     bad = []
+    fence, intro, last = "", "", ""
     for line in markdown.splitlines():
+        opening = re.match(r"^(`{3,})", line)
+        if fence:
+            if line.strip() == fence or (opening and len(opening.group(1)) >= len(fence)):
+                fence = ""
+            elif needle in line and not cited_by(intro, needle, run):
+                bad.append(line)
+            continue
+        if opening:
+            fence, intro = opening.group(1), last
+            continue
+        last = line if line.strip() else last
         start = line.find(needle)
         while start >= 0:
             end = start + len(needle)
@@ -618,6 +631,12 @@ def unquoted(markdown: str, needle: str, run: Run) -> list[str]:
                 break
             start = line.find(needle, end)
     return bad
+
+
+def cited_by(line: str, needle: str, run: Run) -> bool:
+    return any(
+        re.search(rf"\b{ev.id}\b", line) and needle in evidence_text(ev) for ev in run.inv.evidence
+    )
 
 
 def evidence_text(ev: Any) -> str:

@@ -96,8 +96,12 @@ async def test_with_prefetch_the_first_request_holds_a_cited_dossier(built_scena
 
     assert doc["status"] == "COMPLETED", doc["stop_reason"]
     first, second = chat.requests
-    assert [m["role"] for m in first["messages"]] == ["system", "user", "user"]
+    # the opening, the dossier, then the repository map at the release the chain found
+    assert [m["role"] for m in first["messages"]] == ["system", "user", "user", "user"]
     dossier = first["messages"][2]["content"]
+    release = doc["diagnosis"]["suspect"]["commit"]
+    assert first["messages"][3]["content"].startswith(f"Repository map at {release[:12]}")
+    assert CODE.rsplit("/", 1)[-1] + ": record CustomerReference" in first["messages"][3]["content"]
     assert dossier.startswith("Pre-fetched evidence")
     assert "it grants nothing" in dossier
     listed = re.findall(r"^- (E\d+) · ", dossier, re.MULTILINE)
@@ -157,8 +161,9 @@ async def test_the_cli_shows_tokens_and_honours_no_prefetch_and_language(built_s
     assert stats["input_tokens"] == sum(prompt_tokens_of(b) for b in chat.requests)
     assert stats["tokens"] == stats["input_tokens"] + stats["output_tokens"] > 0
     assert sum(stats["tokens_by_day"].values()) == stats["tokens"]
-    # without the dossier the model starts from the question alone...
-    system, user = chat.requests[0]["messages"]
+    # without the dossier the model starts from the question and the repository map...
+    system, user, repo_map = chat.requests[0]["messages"]
+    assert repo_map["content"].startswith("Repository map at ")
     assert "operator's language (English (en))" in system["content"]  # the project says es
     assert "90,000 tokens (0 used)" in user["content"]
     # ...and the policy has to discover the chain itself, a turn at a time

@@ -64,6 +64,8 @@ def read(body: dict[str, Any]) -> Seen:
             seen.since = window.group(1) if window else ""
         elif m["role"] == "user" and content.startswith("Pre-fetched evidence"):
             read_dossier(seen, content)
+        elif m["role"] == "user" and content.startswith("Repository map at "):
+            read_map(seen, content)
         for c in m.get("tool_calls") or []:
             calls[c["id"]] = (c["function"]["name"], json.loads(c["function"]["arguments"]))
         if m["role"] == "tool" and m["tool_call_id"] in calls:
@@ -96,6 +98,20 @@ def read_dossier(seen: Seen, text: str) -> None:
             seen.lead = (lead.group(1), int(lead.group(2)), lead.group(3))
 
 
+def read_map(seen: Seen, text: str) -> None:
+    """The files a repository map names, as a listing would give them (header first):
+    a model with the map has no need to list the repository."""
+    paths, folder = [], ""
+    for line in text.splitlines()[1:]:
+        if not line.startswith("  ") and line.endswith("/"):
+            folder = "" if line == "./" else line
+        elif line.startswith("  "):
+            names = [line.strip().split(":", 1)[0]] if ":" in line else line.strip().split(", ")
+            paths += [folder + n for n in names if n and " " not in n]
+    if paths and "files" not in seen.texts:
+        seen.texts["files"] = "\n".join(["(map)", *paths])
+
+
 class Explorer:
     """FakeChat's ``policy``: the next answer, from the request body."""
 
@@ -120,7 +136,7 @@ class Explorer:
             issue = self.issue(seen)
             if issue:
                 wanted = [("sentry__get_issue_details", {"issueId": issue})]
-        elif due("files") and "event" in seen.texts:
+        elif due("files") and "files" not in seen.texts and "event" in seen.texts:
             wanted = [
                 (
                     "code__list_directory",

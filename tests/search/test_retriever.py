@@ -137,6 +137,27 @@ async def test_load_docs_reads_history_not_the_work_tree(tmp_path: Path) -> None
 
 
 @needs_git
+async def test_without_a_docs_folder_the_top_level_markdown_is_the_docs(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    files = {
+        "README.md": "# Tool\n\n## Contract\n\n`--limit` must be positive.\n",
+        "CHANGELOG.md": "# Changes\n",
+        "src/notes.md": "# not top level\n",
+        "src/main.py": "print()\n",
+    }
+    for path, text in files.items():
+        (repo / path).write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "one")
+
+    docs = await load_docs(repo, "HEAD")
+
+    assert [d.path for d in docs] == ["CHANGELOG.md", "README.md"]
+
+
+@needs_git
 async def test_corpus_errors_are_clear(tmp_path: Path, orders_repo: Path) -> None:
     with pytest.raises(CorpusError, match="not a git repository"):
         await load_docs(tmp_path, "HEAD")

@@ -26,10 +26,12 @@ CHECKS = [
     sc.content_type_conformance,
     sc.response_schema_conformance,
 ]
-# An event stream never ends while its investigation can still change, so its body
-# cannot be read whole and has no JSON schema to conform to: its status and content
-# type are checked on the first bytes, then the connection is closed.
+# The event stream's body is text/event-stream frames, which the document does not (and
+# OpenAPI cannot) describe with a schema: its status and content type are checked, not
+# its body. Only a stream that ends is opened (an investigation that is superseded): a
+# live one never ends, and its handler would outlive the test.
 STREAM = "/investigations/{investigation_id}/events"
+STREAM_CHECKS = [c for c in CHECKS if c is not sc.response_schema_conformance]
 EXAMPLES = 15
 
 
@@ -63,7 +65,9 @@ def one_operation(
     project: str,
     session: requests.Session,
 ) -> Callable[[], None]:
-    ids = st.sampled_from(known) if known else st.nothing()
+    streams = operation.path == STREAM
+    usable = known[1:] if streams else known
+    ids = st.sampled_from(usable) if usable else st.nothing()
     with_ids = "{investigation_id}" in operation.path
 
     @settings(
@@ -80,29 +84,16 @@ def one_operation(
                 case.path_parameters = {**case.path_parameters, "investigation_id": known_id}
             if isinstance(case.body, dict) and isinstance(case.body.get("project"), str):
                 case.body = {**case.body, "project": project}
-        if operation.path == STREAM:
-            stream(case, base, headers, session)
-        else:
-            case.call_and_validate(
-                base_url=base, session=session, headers=headers, checks=CHECKS, timeout=20
-            )
+        checks = STREAM_CHECKS if streams else CHECKS
+        case.call_and_validate(
+            base_url=base, session=session, headers=headers, checks=checks, timeout=20
+        )
 
     return test
 
 
-def stream(case: Any, base: str, headers: dict[str, str], session: requests.Session) -> None:
-    kwargs = case.as_transport_kwargs(base_url=base, headers=headers)
-    with session.request(**kwargs, stream=True, timeout=20) as response:
-        documented = set(case.operation.definition.raw["responses"])
-        assert response.status_code < 500, response.status_code
-        assert str(response.status_code) in documented, response.status_code
-        kind = response.headers.get("Content-Type", "")
-        want = "text/event-stream" if response.status_code == 200 else "application/json"
-        assert kind.startswith(want), (response.status_code, kind)
-
-
 async def seeded(api: Api) -> list[str]:
-    """A finished investigation with a draft, and a superseded one (its stream ends)."""
+    """A finished investigation with a draft, then one it superseded (whose stream ends)."""
     old = await api.start()
     await api.settled(old, State.COMPLETED, State.STOPPED)
     status, _, body = await api.call("POST", f"/investigations/{old}/rerun")

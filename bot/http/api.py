@@ -116,6 +116,11 @@ def build_api(
 
     @api.exception_handler(StarletteHTTPException)
     async def on_http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400:
+            # FastAPI's answer to a body it cannot decode (not UTF-8): like malformed JSON,
+            # a body that does not validate.
+            message = "the body is not JSON in UTF-8"
+            return JSONResponse(models.error("invalid", message), status_code=422)
         code = {404: "not_found", 405: "invalid"}.get(exc.status_code, "invalid")
         return JSONResponse(models.error(code, str(exc.detail)), status_code=exc.status_code)
 

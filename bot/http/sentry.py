@@ -25,7 +25,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from bot.http.models import error
+from bot.http.models import Error, error
 from bot.usecases.alerts import Alert, Alerts, Ignored, parse_time
 from bot.usecases.ports import Keys
 from bot.usecases.results import Refused
@@ -98,6 +98,7 @@ def sentry_router(
         "/hooks/sentry",
         status_code=202,
         response_model=HookAnswer,
+        responses={s: {"model": Error} for s in (401, 409, 413, 422)},
         summary="Sentry integration webhooks (issue created, issue alerts)",
     )
     async def hook(request: Request) -> JSONResponse:

@@ -230,6 +230,10 @@ async def test_start_is_idempotent_per_key_and_checks_roles_and_input(api):
         "POST", "/investigations", data=b"{not json", headers={"Content-Type": "application/json"}
     )
     assert status == 422 and e["error"]["code"] == "invalid"
+    status, _, e = await api.call(
+        "POST", "/investigations", data=b")\xff\xfe", headers={"Content-Type": "application/json"}
+    )
+    assert status == 422 and e["error"]["code"] == "invalid", e
     big = json.dumps({**body, "question": "x" * (1024 * 1024)}).encode()
     status, _, e = await api.call(
         "POST", "/investigations", data=big, headers={"Content-Type": "application/json"}

@@ -31,12 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.recorded import clone, load_scenario  # noqa: E402
-
 from agent.budget import Limits  # noqa: E402
 from agent.domain import Investigation  # noqa: E402
 from bot.cli import run  # noqa: E402
 from bot.runtime import git_server  # noqa: E402
+from recorded.scenario import clone, load_scenario  # noqa: E402
 from tests.generator import generate  # noqa: E402
 
 LEVELS = ("high", "medium", "low")

@@ -25,13 +25,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.recorded import clone, load_scenario
-from bot.scenarios import build_scenario
-
 from agent.budget import Limits
 from agent.domain import Investigation
 from bot.cli import run
 from bot.runtime import git_server
+from recorded.build import build_scenario
+from recorded.scenario import clone, load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = [(0, 0), (20_000, 3_000), (100_000, 10_000)]

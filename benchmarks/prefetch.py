@@ -172,7 +172,7 @@ SYNTHETIC = {
 def grown(recipe: Path, tmp: Path, files: int) -> Path:
     """The recipe with `files` synthetic source files (in its own language) in its first
     commit, so every commit's tree — the release's too — holds them; built as a scenario."""
-    from bot.scenarios import build_scenario
+    from recorded.build import build_scenario
 
     copy = tmp / f"recipe-{recipe.name}"
     shutil.copytree(recipe, copy)

@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from bot.recorded import clone, load_scenario
 
 from agent.budget import Limits
 from agent.domain import Investigation
@@ -19,6 +18,7 @@ from agent.report import labels
 from bot.cli import run
 from bot.runtime import git_server
 from bot.slack.blocks import MAX_BLOCKS, SECTION_CHARS, diagnosis_message, draft_message
+from recorded.scenario import clone, load_scenario
 from storage.db import create_engine
 from storage.store import SqlStore
 

@@ -217,5 +217,6 @@ class Runtime:
             extractor=self.extract_model(inv) if self.extract_model else None,
             prefetch=self.prefetch,
             ledger=self.ledger,
-            repo_map=self.code if self.repo_map else None,
+            # The map is read from git as the file checks are (GitCodeTools has both).
+            repo_map=sources.files if self.repo_map and hasattr(sources.files, "outline") else None,  # type: ignore[arg-type]
         )

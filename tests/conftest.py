@@ -34,6 +34,35 @@ def orders_finish(folder: Path, **changes: Any) -> dict[str, Any]:
     }
 
 
+# Blind fixtures whose fault the offline investigator does not find yet (issue 12), and
+# those whose contract document it misses. Strict: a fixture that starts passing must leave
+# its list, so the lists only shrink as the investigator gets better at the class.
+NOT_YET_FOUND = frozenset(
+    {
+        "go-cli-page-count-off-by-one",
+        "go-worker-json-tag-renamed",
+        "java-jackson-library-called-by-framework",
+        "java-picocli-properties-key-renamed",
+        "kotlin-coroutine-filter-in-repository",
+        "php-laravel-job-config-key",
+        "python-click-cli-csv-delimiter",
+        "python-webhook-reraise-from-none",
+        "ruby-sidekiq-reminder-job",
+        "typescript-bff-currency-symbol",
+    }
+)
+CONTRACT_NOT_YET_FOUND = frozenset(
+    {"java-picocli-properties-key-renamed", "ruby-sidekiq-reminder-job"}
+)
+
+
+def not_yet(name: str, missed: frozenset[str], what: str) -> object:
+    """The name as a parameter, expected to fail while the investigator misses it."""
+    if name.removeprefix("fixture:") not in missed:
+        return name
+    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=f"{what} (issue 12)"))
+
+
 def shared_scenarios() -> list[Path]:
     if not SHARED.is_dir():
         return []

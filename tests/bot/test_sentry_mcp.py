@@ -56,6 +56,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # ../shared is an extra: a clone without it runs the recipes alone.
 SHARED_SCENARIOS = [n for n in ("orders-npe", "python-keyerror") if (SHARED / n).is_dir()]
+# The orders incident: the shared recording, else the bundled demo built from its recipe.
+ORDERS = "orders-npe" if SHARED_SCENARIOS else "orders"
 # And every fixture recipe (tests/fixtures/scenarios), built on first use.
 RECIPE_SCENARIOS = sorted(p.name for p in RECIPES.iterdir() if (p / "recipe.json").is_file())
 SCENARIOS = SHARED_SCENARIOS + RECIPE_SCENARIOS
@@ -106,7 +108,8 @@ async def live(
     tmp_path_factory: pytest.TempPathFactory, built_scenarios: Built
 ) -> AsyncIterator[Live]:
     scenarios = {name: load_scenario(SHARED / name) for name in SHARED_SCENARIOS}
-    scenarios |= {name: load_scenario(built_scenarios[name]) for name in RECIPE_SCENARIOS}
+    built = RECIPE_SCENARIOS if SHARED_SCENARIOS else [ORDERS, *RECIPE_SCENARIOS]
+    scenarios |= {name: load_scenario(built_scenarios[name]) for name in built}
     clock = ReplayClock(tmp_path_factory.mktemp("clock") / "offset-ms")
     async with FakeSentry(token=TOKEN) as fake:
         for s in scenarios.values():
@@ -131,7 +134,7 @@ def _window(s: Scenario) -> tuple[Any, Any]:
 
 
 def _orders(live: Live) -> tuple[Scenario, Any]:
-    s = live.scenarios["orders-npe"]
+    s = live.scenarios[ORDERS]
     return s, live.server.view(pinned=scope_pins(live.config, s.scope))
 
 
@@ -422,7 +425,7 @@ async def test_serve_reads_sentry_through_the_server_the_projects_file_declares(
     live: Live, tmp_path: Path
 ) -> None:
     """`incident-bot serve` starts the declared server once and investigates through it."""
-    s = live.scenarios["orders-npe"]
+    s = live.scenarios[ORDERS]
     scope = s.scope
     config = tmp_path / "projects.toml"
     config.write_text(

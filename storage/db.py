@@ -79,7 +79,14 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any, *, wal: bool) -> Non
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         if wal:
             # WAL lets surfaces read while a worker writes; NORMAL sync is safe under WAL.
-            cursor.execute("PRAGMA journal_mode=WAL")
+            try:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            except Exception as exc:  # the driver's OperationalError, wrapped by the adapter
+                # Switching to WAL takes the lock without SQLite's busy handler. WAL is kept
+                # in the file: a connection that loses that race to another is in WAL mode
+                # once the winner's switch is done (open_database makes sure of it).
+                if "locked" not in str(exc):
+                    raise
             cursor.execute("PRAGMA synchronous=NORMAL")
     finally:
         cursor.close()
@@ -201,14 +208,18 @@ async def open_database(engine: AsyncEngine) -> None:
             found = await conn.run_sync(migrate.status)
     except (SQLAlchemyError, OSError) as exc:
         raise UnusableDatabase(f"the database at {at} cannot be opened: {_reason(exc)}") from None
-    if found.empty:
+    if found.current != found.head:
+        # Read without a lock, the status may be half of another process's migration (its
+        # tables, not yet its revision): read it again under the write lock that migration
+        # holds, and make the schema if the database is still empty then.
         try:
             async with begin(engine) as conn:
                 _, found = await conn.run_sync(migrate.upgrade, only_if_empty=True)
         except (SQLAlchemyError, OSError) as exc:
-            raise UnusableDatabase(
-                f"the database at {at} cannot be written: {_reason(exc)}"
-            ) from None
+            if found.empty:
+                raise UnusableDatabase(
+                    f"the database at {at} cannot be written: {_reason(exc)}"
+                ) from None
     _check_revision(at, found)
     try:
         async with engine.connect() as conn:
@@ -233,6 +244,25 @@ async def open_database(engine: AsyncEngine) -> None:
             await tx.rollback()
     except (SQLAlchemyError, OSError) as exc:
         raise UnusableDatabase(f"the database at {at} cannot be written: {_reason(exc)}") from None
+    await _ensure_wal(engine)
+
+
+async def _ensure_wal(engine: AsyncEngine) -> None:
+    """A file database in WAL mode, though every connection that tried lost the race to
+    switch it (see _sqlite_on_connect)."""
+    if engine.dialect.name != "sqlite" or _is_sqlite_memory(engine.url):
+        return
+    for _ in range(50):
+        async with engine.connect() as conn:
+            mode = (await conn.exec_driver_sql("PRAGMA journal_mode")).scalar()
+            if str(mode).lower() == "wal":
+                return
+            try:
+                await conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            except SQLAlchemyError as exc:
+                if "locked" not in str(exc):
+                    return  # WAL is speed, not safety: the write check above passed
+        await asyncio.sleep(0.05)
 
 
 _WRITE_LOCKS: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()

@@ -74,6 +74,12 @@ class Words:
         "be what was running."
     )
 
+    def release_unresolved(self, version: str, revision: str) -> str:
+        return (
+            f"Release {q(version, 120)} names no commit or tag of the repository: the code was "
+            f"read at the default branch ({revision[:12]}), which may not be what was running."
+        )
+
     def issues_in_window(self, n: int) -> str:
         return f"The tracker lists {n} unresolved issue(s) in the window."
 
@@ -262,6 +268,13 @@ class Palabras(Words):
         "Los eventos no indican la versión: el código se leyó en el último commit, que puede "
         "no ser el que estaba desplegado."
     )
+
+    def release_unresolved(self, version: str, revision: str) -> str:
+        return (
+            f"La versión {q(version, 120)} no corresponde a ningún commit ni etiqueta del "
+            f"repositorio: el código se leyó en la rama por defecto ({revision[:12]}), que puede "
+            "no ser el que estaba desplegado."
+        )
 
     def issues_in_window(self, n: int) -> str:
         return f"El gestor lista {n} incidencia(s) sin resolver en la ventana."

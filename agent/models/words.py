@@ -95,7 +95,8 @@ class Words:
         self, event: dict[str, Any], exc: ExceptionInfo | None, a: Analysis | None
     ) -> str:
         release = _release(event)
-        text = f"The newest event ({_when(event.get('dateCreated'))}) ran release {release}"
+        text = f"The newest event ({_when(event.get('dateCreated'))}) "
+        text += f"ran release {release}" if release else "names no release of the repository"
         if exc is not None and a is not None:
             where = f"`{a.path}:{a.frame.lineno}`"
             text += f" and raised {_exc(a)} in {q(a.frame.function, 120)} at {where}."
@@ -292,7 +293,9 @@ class Palabras(Words):
     ) -> str:
         release = _release(event)
         when = _when(event.get("dateCreated"))
-        text = f"El evento más reciente ({when}) corría la versión {release}"
+        text = f"El evento más reciente ({when}) "
+        no_release = "no indica una versión del repositorio"
+        text += f"corría la versión {release}" if release else no_release
         if exc is not None and a is not None:
             where = f"`{a.path}:{a.frame.lineno}`"
             text += f" y lanzó {_exc(a)} en {q(a.frame.function, 120)}, {where}."

@@ -79,6 +79,10 @@ def test_the_uncertainty_is_said_in_the_incidents_language() -> None:
     es = words_for("es").release_unresolved("orders@9.9.9", DEFAULT)
     assert "`orders@9.9.9`" in en and DEFAULT[:12] in en and "may not be" in en
     assert "`orders@9.9.9`" in es and DEFAULT[:12] in es and "rama por defecto" in es
+    # The event's release is cleared rather than guessed: its fact says so, not "None".
+    event = {"release": None, "title": "KeyError: 'sku'"}
+    assert "names no release" in words_for("en").event_fact(event, None, None)
+    assert "no indica una versión" in words_for("es").event_fact(event, None, None)
 
 
 def offline_trail(details: dict[str, Any]) -> Any:

@@ -352,16 +352,23 @@ class Doctor:
             "Accept": "application/vnd.github+json",
         }
         probe: tuple[int, str | None] = (0, None)
+        limited: str | None = None
         try:
             async with aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=20), headers=headers
             ) as http:
                 async with http.get(url) as response:
-                    body = await response.json(content_type=None)
+                    answer = await response.json(content_type=None)
+                    body = answer if isinstance(answer, dict) else {}
                     status = response.status
                     scopes = response.headers.get("X-OAuth-Scopes")
+                    limited = rate_limited(status, response.headers)
                 if status == 200 and scopes is None and body.get("has_issues") is not False:
-                    probe = await may_create_issues(http, url)
+                    async with http.post(f"{url}/issues", json={}) as response:
+                        await response.read()
+                        wanted = response.headers.get("X-Accepted-GitHub-Permissions")
+                        probe = (response.status, wanted)
+                        limited = rate_limited(response.status, response.headers)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             self.add(
                 Line(
@@ -372,7 +379,16 @@ class Doctor:
                 )
             )
             return
-        if status in (401, 403, 404):
+        if limited is not None:
+            self.add(
+                Line(
+                    False,
+                    what,
+                    f"GitHub is rate limiting the token ({limited})",
+                    "run check again then",
+                )
+            )
+        elif status in (401, 403, 404):
             granted = {s.strip() for s in (scopes or "").split(",") if s.strip()}
             if scopes is not None and "repo" not in granted:  # a classic token, too narrow
                 detail = f": its scopes ({', '.join(sorted(granted)) or 'none'}) lack repo"
@@ -397,19 +413,22 @@ class Doctor:
             self.add(fine_grained(what, *probe))
 
 
-async def may_create_issues(http: aiohttp.ClientSession, url: str) -> tuple[int, str | None]:
-    """Whether a fine-grained (or app) token may create issues, asked without creating one.
-
-    Such a token's permissions can be read nowhere; GitHub checks them before it reads the
-    request, so an issue with no title is refused with 403 (and X-Accepted-GitHub-Permissions
-    naming what is missing) when the token may not create issues, and with 422 — nothing
-    created — when it may."""
-    async with http.post(f"{url}/issues", json={}) as response:
-        await response.read()
-        return response.status, response.headers.get("X-Accepted-GitHub-Permissions")
+def rate_limited(status: int, headers: Mapping[str, str]) -> str | None:
+    """How long GitHub asks to wait, when a 403 or 429 is its rate limit and not a refusal."""
+    if status not in (403, 429):
+        return None
+    if headers.get("Retry-After"):
+        return f"retry after {headers['Retry-After']} s"
+    if headers.get("X-RateLimit-Remaining") == "0":
+        return f"the limit resets at {headers.get('X-RateLimit-Reset', '?')} (epoch seconds)"
+    return "HTTP 429" if status == 429 else None
 
 
 def fine_grained(what: str, status: int, wanted: str | None) -> Line:
+    """What an issue with no title got: a fine-grained (or app) token's permissions can be read
+    nowhere, but GitHub checks them before it reads the request, so that issue is refused with
+    403 (X-Accepted-GitHub-Permissions naming what is missing) when the token may not create
+    issues, and with 422 — nothing created — when it may."""
     if status == 422:
         return Line(True, what, "readable; the token may create issues (a dry request)")
     if status in (403, 404):

@@ -42,6 +42,9 @@ TOKEN = "ghp-MARKER-check-3c1f"
         ({"scopes": ["repo"], "role": "pull"}, False, "account may only read it"),
         ({"grants": "write"}, True, "the token may create issues (a dry request)"),
         ({"grants": "read"}, False, "may not create issues (GitHub wants issues=write)"),
+        # A secondary rate limit is a 403 too: not taken for a refusal.
+        ({"limit": "get_repo"}, False, "GitHub is rate limiting the token (retry after 60 s)"),
+        ({"limit": "create_issue"}, False, "rate limiting the token (retry after 60 s)"),
     ],
 )
 async def test_github_permission_is_read_from_what_github_says_of_the_token(
@@ -53,6 +56,9 @@ async def test_github_permission_is_read_from_what_github_says_of_the_token(
         github.scopes = token.get("scopes")
         github.private = token.get("private", True)
         github.grants["issues"] = token.get("grants", "write")
+        if "limit" in token:
+            message = {"message": "You have exceeded a secondary rate limit."}
+            github.fail_next(token["limit"], status=403, body=message, retry_after=60)
         if token.get("role") == "pull":
             github.permissions = {"admin": False, "push": False, "triage": False, "pull": True}
         settings = Settings(github_token=TOKEN, github_api_url=github.api_url)

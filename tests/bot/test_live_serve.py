@@ -357,8 +357,12 @@ def no_secret_anywhere(world: World, slack: FakeSlack, name: str) -> None:
         "slack": json.dumps([c.params for c in slack.calls], default=str),
         "github": json.dumps([c.body for c in world.github.calls], default=str),
         "sentry": json.dumps([list(c) for c in world.sentry.calls], default=str),
-        "database": (world.root / f"{name}.db").read_bytes().decode("latin-1"),
     }
+    for suffix in ("", "-wal"):  # what the last checkpoint left in the write-ahead log too
+        db = world.root / f"{name}.db{suffix}"
+        if db.exists():
+            places[f"database{suffix}"] = db.read_bytes().decode("latin-1")
+    assert "database" in places
     mirrors = world.root / f"data-{name}" / "mirrors"
     for config in mirrors.glob("*.git/config"):
         places[str(config)] = config.read_text()
@@ -445,6 +449,7 @@ async def test_serve_reads_the_default_branch_of_a_release_that_names_nothing_an
     assert inv.diagnosis.confidence != "high"
     says_the_default_branch_was_read(inv.diagnosis.uncertainties, default)
     assert default[:12] in thread_text(slack, catalog.channel)
+    no_secret_anywhere(world, slack, "untagged-serve")
 
 
 async def test_investigate_a_project_live_whose_release_names_nothing_in_the_repository(
@@ -565,8 +570,9 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
     for (code, out), starts in expected.items():
         assert code == 1, out
         for start in starts:
-            (line,) = [x for x in marks(out) if x.startswith(start)] or [out]
-            assert line.startswith("✓") or "— fix: " in line, line
+            found = [x for x in marks(out) if x.startswith(start)]
+            assert len(found) == 1, (start, out)
+            assert found[0].startswith("✓") or "— fix: " in found[0], found[0]
 
 
 async def test_a_worker_process_with_no_scenario_investigates_from_the_projects_file(

@@ -89,3 +89,11 @@ def offline_trail(details: dict[str, Any]) -> Any:
     from agent.models.offline import Trail
 
     return Trail.read(transcript(details))
+
+
+def test_a_model_is_told_the_same() -> None:
+    from agent import prompt
+
+    system = prompt.system("en")
+    assert "names no commit or tag" in system and "read the default branch" in system
+    assert "never claim high confidence" in system

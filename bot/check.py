@@ -361,7 +361,8 @@ class Doctor:
                     answer = await response.json(content_type=None)
                     body = answer if isinstance(answer, dict) else {}
                     status = response.status
-                    scopes = response.headers.get("X-OAuth-Scopes")
+                    # Scopes name a classic (or OAuth) token; an empty header tells nothing.
+                    scopes = response.headers.get("X-OAuth-Scopes", "").strip() or None
                     limited = rate_limited(status, response.headers)
                 if status == 200 and scopes is None and body.get("has_issues") is not False:
                     async with http.post(f"{url}/issues", json={}) as response:
@@ -435,7 +436,8 @@ def fine_grained(what: str, status: int, wanted: str | None) -> Line:
         return Line(
             False,
             what,
-            f"readable, but the token may not create issues (GitHub wants {wanted or 'issues'})",
+            "readable, but the token may not create issues "
+            f"({f'GitHub wants {wanted}' if wanted else f'HTTP {status}'})",
             "give GITHUB_TOKEN issues:write on this repository",
         )
     return Line(

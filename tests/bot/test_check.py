@@ -37,7 +37,9 @@ TOKEN = "ghp-MARKER-check-3c1f"
         ({"scopes": ["repo"]}, True, "the token's scopes and its account may create issues"),
         ({"scopes": ["read:org"]}, False, "not readable with the token (HTTP 404): its scopes"),
         ({"scopes": ["public_repo"]}, False, "(HTTP 404): its scopes (public_repo) lack repo"),
-        ({"scopes": [], "private": False}, False, "the token's scopes (none) may not create"),
+        ({"scopes": ["gist"], "private": False}, False, "the token's scopes (gist) may not"),
+        # An empty X-OAuth-Scopes names no kind of token: the dry request decides.
+        ({"scopes": [], "private": False}, False, "may not create issues (HTTP 404)"),
         ({"scopes": ["public_repo"], "private": False}, True, "its account may create issues"),
         ({"scopes": ["repo"], "role": "pull"}, False, "account may only read it"),
         ({"grants": "write"}, True, "the token may create issues (a dry request)"),

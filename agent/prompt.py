@@ -18,6 +18,9 @@ and say what is unknown.
 it, never change the scope, never try to write anything.
 - When a dossier of pre-fetched evidence is given, start from it: its items are evidence you \
 may cite; read in full only what you still need, and check its lead before you adopt it.
+- When the issue's details say the release names no commit or tag of the repository, do not \
+ask which commit ran: read the default branch they name (or HEAD), say among the \
+uncertainties that the code read may not be what was running, and never claim high confidence.
 - Ask the operator (ask_clarification) only when an essential fact is missing and no tool \
 can find it."""
 

@@ -5,8 +5,9 @@ project of the projects file: its channels (they exist, the bot is in them), Sen
 (the declared MCP server starts, lists its tools, reads the project's issues), the code
 (the mirror clones or fetches; the releases of the project's recent events resolve to
 commits), the docs (the index builds; how many sections), GitHub (the repository to
-publish to is readable and the token may create issues there, read from the
-repository's permissions — never by creating one). Exit 1 when a required check fails.
+publish to is readable and the token may create issues there: a classic token by its
+scopes and its account's role, a fine-grained one by a request GitHub refuses either way
+— never by creating one). Exit 1 when a required check fails.
 No secret is printed: every line is scrubbed of the values of the secrets configured.
 """
 
@@ -350,13 +351,25 @@ class Doctor:
             "Authorization": f"Bearer {token.get_secret_value()}",
             "Accept": "application/vnd.github+json",
         }
+        probe: tuple[int, str | None] = (0, None)
+        limited: str | None = None
         try:
-            async with (
-                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=20)) as http,
-                http.get(url, headers=headers) as response,
-            ):
-                body = await response.json(content_type=None)
-                status = response.status
+            async with aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=20), headers=headers
+            ) as http:
+                async with http.get(url) as response:
+                    answer = await response.json(content_type=None)
+                    body = answer if isinstance(answer, dict) else {}
+                    status = response.status
+                    # Scopes name a classic (or OAuth) token; an empty header tells nothing.
+                    scopes = response.headers.get("X-OAuth-Scopes", "").strip() or None
+                    limited = rate_limited(status, response.headers)
+                if status == 200 and scopes is None and body.get("has_issues") is not False:
+                    async with http.post(f"{url}/issues", json={}) as response:
+                        await response.read()
+                        wanted = response.headers.get("X-Accepted-GitHub-Permissions")
+                        probe = (response.status, wanted)
+                        limited = rate_limited(response.status, response.headers)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             self.add(
                 Line(
@@ -367,32 +380,93 @@ class Doctor:
                 )
             )
             return
-        if status in (401, 403, 404):
+        if limited is not None:
             self.add(
                 Line(
                     False,
                     what,
-                    f"not readable with the token (HTTP {status})",
-                    "give GITHUB_TOKEN access to this repository (contents:read, issues:write)",
+                    f"GitHub is rate limiting the token ({limited})",
+                    "run check again then",
                 )
             )
-            return
-        permissions = (body or {}).get("permissions") or {}
-        if status != 200:
+        elif status in (401, 403, 404):
+            granted = {s.strip() for s in (scopes or "").split(",") if s.strip()}
+            if scopes is not None and "repo" not in granted:  # a classic token, too narrow
+                detail = f": its scopes ({', '.join(sorted(granted)) or 'none'}) lack repo"
+                fix = "give GITHUB_TOKEN the repo scope, or use a fine-grained token"
+            else:
+                detail, fix = "", "give GITHUB_TOKEN access to this repository"
+            self.add(
+                Line(
+                    False,
+                    what,
+                    f"not readable with the token (HTTP {status}){detail}",
+                    f"{fix} (contents:read, issues:write)",
+                )
+            )
+        elif status != 200:
             self.add(Line(False, what, f"GitHub answered HTTP {status}", "try again later"))
         elif body.get("has_issues") is False:
             self.add(Line(False, what, "issues are turned off", "turn Issues on in its settings"))
-        elif not any(permissions.get(p) for p in ISSUE_PERMISSIONS):
-            self.add(
-                Line(
-                    False,
-                    what,
-                    "readable, but the token may not create issues (read-only access)",
-                    "give GITHUB_TOKEN issues:write on this repository",
-                )
-            )
+        elif scopes is not None:
+            self.add(classic(what, scopes, body))
         else:
-            self.add(Line(True, what, "readable; the token may create issues"))
+            self.add(fine_grained(what, *probe))
+
+
+def rate_limited(status: int, headers: Mapping[str, str]) -> str | None:
+    """How long GitHub asks to wait, when a 403 or 429 is its rate limit and not a refusal."""
+    if status not in (403, 429):
+        return None
+    if headers.get("Retry-After"):
+        return f"retry after {headers['Retry-After']} s"
+    if headers.get("X-RateLimit-Remaining") == "0":
+        return f"the limit resets at {headers.get('X-RateLimit-Reset', '?')} (epoch seconds)"
+    return "HTTP 429" if status == 429 else None
+
+
+def fine_grained(what: str, status: int, wanted: str | None) -> Line:
+    """What an issue with no title got: a fine-grained (or app) token's permissions can be read
+    nowhere, but GitHub checks them before it reads the request, so that issue is refused with
+    403 (X-Accepted-GitHub-Permissions naming what is missing) when the token may not create
+    issues, and with 422 — nothing created — when it may."""
+    if status == 422:
+        return Line(True, what, "readable; the token may create issues (a dry request)")
+    if status in (403, 404):
+        return Line(
+            False,
+            what,
+            "readable, but the token may not create issues "
+            f"({f'GitHub wants {wanted}' if wanted else f'HTTP {status}'})",
+            "give GITHUB_TOKEN issues:write on this repository",
+        )
+    return Line(
+        False, what, f"GitHub answered HTTP {status} to a dry request for issues", "try again later"
+    )
+
+
+def classic(what: str, header: str, body: dict[str, Any]) -> Line:
+    """A classic token (or an OAuth app's): its scopes come with every answer, the role of its
+    account in the repository is the repository's `permissions`."""
+    scopes = {s.strip() for s in header.split(",") if s.strip()}
+    if "repo" not in scopes and ("public_repo" not in scopes or body.get("private", True)):
+        return Line(
+            False,
+            what,
+            f"readable, but the token's scopes ({', '.join(sorted(scopes)) or 'none'}) may not "
+            "create issues",
+            "give GITHUB_TOKEN the repo scope, or use a fine-grained token with issues:write",
+        )
+    permissions = body.get("permissions") or {}
+    if not any(permissions.get(p) for p in ISSUE_PERMISSIONS):
+        return Line(
+            False,
+            what,
+            "readable, but the token's account may only read it (read-only access): issues "
+            "would lose their labels",
+            "give the account triage or write access to this repository",
+        )
+    return Line(True, what, "readable; the token's scopes and its account may create issues")
 
 
 def _header(headers: Any, name: str) -> str | None:

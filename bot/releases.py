@@ -40,11 +40,11 @@ class Release:
 
     def note(self) -> str:
         if self.commit is None:
-            where = f" ({self.default_branch[:12]})" if self.default_branch else ""
+            where = self.default_branch[:12] if self.default_branch else "HEAD"
             return (
                 f"Release `{self.version}` names no commit or tag of the repository ({self.via}): "
-                f"the code can only be read at the default branch{where}, which may not be "
-                "what was running."
+                f"read the code at the default branch ({where}) instead of asking which commit "
+                "ran, and say among the uncertainties that it may not be what was running."
             )
         text = f"Release `{self.version}` is commit {self.commit} ({self.via})."
         if self.previous:

@@ -274,6 +274,8 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     async with contextlib.AsyncExitStack() as stack:
+        # Last out, whichever step fails: a runtime that cannot be built leaves no connection.
+        stack.push_async_callback(engine.dispose)
         runtime = None
         if options.workers:  # a web front alone needs no sources
             options_of_runtime: dict[str, Any] = {
@@ -371,4 +373,3 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
                     await task
             if runtime is not None:
                 await runtime.aclose()
-            await engine.dispose()

@@ -260,10 +260,31 @@ class OfflineInvestigator:
             m = re.search(r"\b[0-9a-f]{7,40}\b", answer)
             if m:
                 return m.group(0)
+        stand_in = self.stand_in(trail)
+        if stand_in is not None:
+            return stand_in
         listing = trail.ok(FIND_FILES) or trail.ok(LIST_FILES)
         if listing is not None and listing.arguments.get("revision") == "HEAD":
             return "HEAD"  # the release was unknown and nobody could be asked
         return None
+
+    def stand_in(self, trail: Trail) -> str | None:
+        """The revision read instead of a release that names nothing in the repository: the
+        default branch its release data names, or HEAD. None when the release resolved, or
+        when no release data is known (then the operator may be asked)."""
+        details = trail.ok(SENTRY_DETAILS)
+        release = (details.data or {}).get("release") if details is not None else None
+        if isinstance(release, dict) and release.get("commit") is None:
+            return str(release.get("default_branch") or "HEAD")
+        return None
+
+    def unresolved(self, trail: Trail) -> str | None:
+        """The version of a release that resolved to nothing, as Sentry named it."""
+        if self.stand_in(trail) is None:
+            return None
+        details = trail.ok(SENTRY_DETAILS)
+        assert details is not None
+        return str(details.data["release"].get("version") or "")
 
     # -- analysis ------------------------------------------------------------
 
@@ -289,6 +310,7 @@ class OfflineInvestigator:
         exc, frame, path = found
         a = Analysis(issue=issue, event=event, exc=exc, frame=frame, path=path)
         a.revision = self.revision(trail, event) or ""
+        a.stand_in = a.revision == self.stand_in(trail)
         line = frame.lineno or 1
         shown = trail.shown(path)
         lines = shown.content.splitlines() if shown is not None else []
@@ -446,7 +468,9 @@ class OfflineInvestigator:
         elif confidence == "low":
             unsure.append(w.weak_lead(a))
         unsure.append(w.no_previous_release)
-        if a.revision == "HEAD":
+        if a.stand_in:
+            unsure.append(w.release_unresolved(self.unresolved(trail) or "", a.revision))
+        elif a.revision == "HEAD":
             unsure.append(w.release_unknown)
         if a.change is not None and a.change_line is None:
             unsure.append(w.line_not_mapped)
@@ -484,6 +508,7 @@ class Analysis:
     frame: stacktrace.Frame
     path: str
     revision: str = ""
+    stand_in: bool = False  # the revision is the default branch, read for an unknown release
     crash_code: str = ""
     crash: changes.Crash | None = None
     blame: dict[str, Any] | None = None
@@ -553,11 +578,12 @@ class Analysis:
             up.append("the change wrote the crash line itself")
         if c.producer:
             up.append("the change builds the value the failing code uses")
-        if self.revision == "HEAD":
+        known = self.revision != "HEAD" and not self.stand_in
+        if not known:
             down.append("the release that ran is not known")
         if self.change_line is None:
             down.append("the suspect line could not be mapped to the release")
-        complete = self.revision != "HEAD" and self.change_line is not None
+        complete = known and self.change_line is not None
         agree = c.blamed or c.on_crash_line or c.producer
         if complete and c.fits and agree and margin >= 4 and c.score >= 10:
             return "high", up, down

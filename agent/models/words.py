@@ -74,6 +74,12 @@ class Words:
         "be what was running."
     )
 
+    def release_unresolved(self, version: str, revision: str) -> str:
+        return (
+            f"Release {q(version, 120)} names no commit or tag of the repository: the code was "
+            f"read at the default branch ({revision[:12]}), which may not be what was running."
+        )
+
     def issues_in_window(self, n: int) -> str:
         return f"The tracker lists {n} unresolved issue(s) in the window."
 
@@ -89,7 +95,8 @@ class Words:
         self, event: dict[str, Any], exc: ExceptionInfo | None, a: Analysis | None
     ) -> str:
         release = _release(event)
-        text = f"The newest event ({_when(event.get('dateCreated'))}) ran release {release}"
+        text = f"The newest event ({_when(event.get('dateCreated'))}) "
+        text += f"ran release {release}" if release else "names no release of the repository"
         if exc is not None and a is not None:
             where = f"`{a.path}:{a.frame.lineno}`"
             text += f" and raised {_exc(a)} in {q(a.frame.function, 120)} at {where}."
@@ -263,6 +270,13 @@ class Palabras(Words):
         "no ser el que estaba desplegado."
     )
 
+    def release_unresolved(self, version: str, revision: str) -> str:
+        return (
+            f"La versión {q(version, 120)} no corresponde a ningún commit ni etiqueta del "
+            f"repositorio: el código se leyó en la rama por defecto ({revision[:12]}), que puede "
+            "no ser el que estaba desplegado."
+        )
+
     def issues_in_window(self, n: int) -> str:
         return f"El gestor lista {n} incidencia(s) sin resolver en la ventana."
 
@@ -279,7 +293,9 @@ class Palabras(Words):
     ) -> str:
         release = _release(event)
         when = _when(event.get("dateCreated"))
-        text = f"El evento más reciente ({when}) corría la versión {release}"
+        text = f"El evento más reciente ({when}) "
+        no_release = "no indica una versión del repositorio"
+        text += f"corría la versión {release}" if release else no_release
         if exc is not None and a is not None:
             where = f"`{a.path}:{a.frame.lineno}`"
             text += f" y lanzó {_exc(a)} en {q(a.frame.function, 120)}, {where}."

@@ -158,13 +158,15 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def serving(world: World, slack: FakeSlack, name: str) -> AsyncIterator[tuple[Served, Any]]:
+async def serving(
+    world: World, slack: FakeSlack, name: str, **extra: str
+) -> AsyncIterator[tuple[Served, Any]]:
     port = free_port()
     log = world.root / f"{name}.log"
     with log.open("wb") as stderr:
         proc = await asyncio.create_subprocess_exec(
             *(BOT, "serve", "--offline", "--http", "--port", str(port), "--log-format", "json"),
-            env=world.env(slack, name),
+            env=world.env(slack, name, **extra),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=stderr,
         )
@@ -355,8 +357,12 @@ def no_secret_anywhere(world: World, slack: FakeSlack, name: str) -> None:
         "slack": json.dumps([c.params for c in slack.calls], default=str),
         "github": json.dumps([c.body for c in world.github.calls], default=str),
         "sentry": json.dumps([list(c) for c in world.sentry.calls], default=str),
-        "database": (world.root / f"{name}.db").read_bytes().decode("latin-1"),
     }
+    for suffix in ("", "-wal"):  # what the last checkpoint left in the write-ahead log too
+        db = world.root / f"{name}.db{suffix}"
+        if db.exists():
+            places[f"database{suffix}"] = db.read_bytes().decode("latin-1")
+    assert "database" in places
     mirrors = world.root / f"data-{name}" / "mirrors"
     for config in mirrors.glob("*.git/config"):
         places[str(config)] = config.read_text()
@@ -383,6 +389,69 @@ class FakeSlackless:
     api_url = "http://127.0.0.1:9/api/"
 
 
+def untagged(world: World) -> tuple[Path, str]:
+    """A projects file whose catalog reads its code from a copy without the tags its events
+    name (`catalog-api@1.3.0` is no tag or commit there), and that copy's default branch."""
+    catalog = world.catalog
+    copy = world.root / "catalog-untagged.git"
+    if not copy.exists():
+        git("clone", "-q", "--bare", str(catalog.source), str(copy))
+        for tag in catalog.tags:
+            git("-C", str(copy), "tag", "-d", tag)
+    config = projects_file(
+        world.root / "untagged.toml",
+        [catalog],
+        world.sentry.host,
+        **{catalog.key: {"code_url": copy.resolve().as_uri()}},
+    )
+    return config, git("-C", str(copy), "rev-parse", "HEAD")
+
+
+def revisions_read(inv: Any) -> set[str]:
+    """The revisions the code tools were asked to read."""
+    args = [c.arguments for m in inv.messages for c in m.tool_calls]
+    found = {str(a.get("revision") or a.get("head") or "") for a in args}
+    return {r.split(":", 1)[0] for r in found if r}
+
+
+def says_the_default_branch_was_read(uncertainties: list[str], default: str) -> None:
+    said = [u for u in uncertainties if "names no commit or tag" in u]
+    assert said and "`catalog-api@1.3.0`" in said[0] and default[:12] in said[0], uncertainties
+    assert "may not be what was running" in said[0]
+
+
+async def test_serve_reads_the_default_branch_of_a_release_that_names_nothing_and_says_so(
+    world: World,
+) -> None:
+    """Live serving, a release that is no tag or commit of the repository: the answer reads
+    the default branch instead of asking in the thread, and says so among the uncertainties."""
+    catalog = world.catalog
+    config, default = untagged(world)
+    db = world.root / "untagged-serve.db"
+    async with (
+        FakeSlack(token=SECRETS["SLACK_BOT_TOKEN"], start_ts=f"{time.time():.6f}") as slack,
+        serving(world, slack, "untagged-serve", INCIDENT_BOT_CONFIG=str(config)) as (served, _),
+    ):
+        assert await served.command(catalog.scenario.question, catalog.channel) == 200
+        async with asyncio.timeout(90):
+            while True:  # until the run stops, whichever way
+                rows = investigations(db)
+                inv = await load(db, rows[0]["id"]) if rows else None
+                if inv is not None and inv.state.value not in ("QUEUED", "RUNNING"):
+                    break
+                await asyncio.sleep(0.2)
+        assert inv.state.value == "COMPLETED", (inv.state, inv.pending_question)
+        await slack.wait_for(lambda s: "names no commit or tag" in thread_text(s, catalog.channel))
+    assert not [c for m in inv.messages for c in m.tool_calls if c.name == "ask_clarification"]
+    assert inv.diagnosis is not None and inv.diagnosis.suspect is not None
+    assert inv.diagnosis.suspect.path == catalog.expected["fault"]["file"]
+    assert revisions_read(inv) == {default}
+    assert inv.diagnosis.confidence != "high"
+    says_the_default_branch_was_read(inv.diagnosis.uncertainties, default)
+    assert default[:12] in thread_text(slack, catalog.channel)
+    no_secret_anywhere(world, slack, "untagged-serve")
+
+
 async def test_investigate_a_project_live_whose_release_names_nothing_in_the_repository(
     world: World,
 ) -> None:
@@ -390,17 +459,7 @@ async def test_investigate_a_project_live_whose_release_names_nothing_in_the_rep
     is read from a copy without them: the release cannot be resolved, the default branch
     is read, and the answer says so."""
     catalog = world.catalog
-    untagged = world.root / "catalog-untagged.git"
-    if not untagged.exists():
-        git("clone", "-q", "--bare", str(catalog.source), str(untagged))
-        for tag in catalog.tags:
-            git("-C", str(untagged), "tag", "-d", tag)
-    config = projects_file(
-        world.root / "untagged.toml",
-        [catalog],
-        world.sentry.host,
-        **{catalog.key: {"code_url": untagged.resolve().as_uri()}},
-    )
+    config, default = untagged(world)
     code, out, err = await investigate(
         world, config, "untagged", "--project", catalog.key, catalog.scenario.question
     )
@@ -408,9 +467,10 @@ async def test_investigate_a_project_live_whose_release_names_nothing_in_the_rep
     doc = json.loads(out)
     assert {"status", "diagnosis", "evidence", "draft", "stats"} <= set(doc)
     assert doc["status"] == "COMPLETED"
-    uncertainties = " ".join(doc["diagnosis"]["uncertainties"])
-    assert "newest commit" in uncertainties  # read at the default branch, and said so
+    says_the_default_branch_was_read(doc["diagnosis"]["uncertainties"], default)
+    assert doc["diagnosis"]["confidence"] != "high"
     inv = await load(world.root / "untagged.db", doc["investigation_id"])
+    assert revisions_read(inv) == {default}
     (details,) = [e for e in inv.evidence if e.tool == "sentry__get_issue_details"]
     assert "Release `catalog-api@1.3.0` names no commit or tag" in details.content
     assert details.data["release"]["commit"] is None
@@ -466,7 +526,7 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
         # a refused Sentry token, a GitHub token that may only read), then the projects'
         # own pieces (an unreachable code_url, a channel that does not exist).
         orders, catalog = world.orders, world.catalog
-        world.github.permissions = {"pull": True, "triage": False, "push": False}
+        world.github.grants["issues"] = "read"  # a fine-grained token that may not write
         try:
             credentials = await run_check(
                 world,
@@ -476,7 +536,7 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
                 INCIDENT_BOT_TEST_SENTRY_TOKEN="sntrys-refused",
             )
         finally:
-            world.github.permissions = {"pull": True, "triage": True, "push": True}
+            world.github.grants["issues"] = "write"
         pieces = projects_file(
             world.root / "broken.toml",
             world.projects,
@@ -495,7 +555,7 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
             f"✗ {catalog.key}: Sentry: 3 tools, but reading the issues of shop/",
             f"✓ {orders.key}: code: ",
             f"✗ {orders.key}: GitHub acme/orders-tracker: readable, but the token may not "
-            "create issues (read-only access) — fix: give GITHUB_TOKEN issues:write",
+            "create issues (GitHub wants issues=write) — fix: give GITHUB_TOKEN issues:write",
         ],
         projects: [
             "✓ Slack: auth.test",
@@ -510,8 +570,9 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
     for (code, out), starts in expected.items():
         assert code == 1, out
         for start in starts:
-            (line,) = [x for x in marks(out) if x.startswith(start)] or [out]
-            assert line.startswith("✓") or "— fix: " in line, line
+            found = [x for x in marks(out) if x.startswith(start)]
+            assert len(found) == 1, (start, out)
+            assert found[0].startswith("✓") or "— fix: " in found[0], found[0]
 
 
 async def test_a_worker_process_with_no_scenario_investigates_from_the_projects_file(

@@ -91,7 +91,9 @@ async def test_an_unresolvable_release_reads_the_default_branch_and_says_so(
     release = await Releases(mirror, "app@").resolve("app@9.9.9")
     assert release.commit is None and release.default_branch == upstream["shas"][3]
     assert "names no commit or tag" in release.note()
-    assert upstream["shas"][3][:12] in release.note()
+    # What a model reads: which revision to read instead, not to ask, and to say so.
+    assert f"read the code at the default branch ({upstream['shas'][3][:12]})" in release.note()
+    assert "instead of asking" in release.note() and "uncertainties" in release.note()
 
     class Details:
         name = "sentry"

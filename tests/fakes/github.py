@@ -19,8 +19,15 @@ remove_label        DELETE  /repos/{owner}/{repo}/issues/{number}/labels/{name}
 create_comment      POST    /repos/{owner}/{repo}/issues/{number}/comments
 list_comments       GET     /repos/{owner}/{repo}/issues/{number}/comments
 get_user            GET     /user
-get_repo            GET     /repos/{owner}/{repo}  (``permissions``: the token's access)
+get_repo            GET     /repos/{owner}/{repo}
 ==================  ======  ==========================================================
+
+The token is fine-grained by default (``grants``: its repository permissions; a write to
+an issue without ``issues=write`` is refused with 403 and ``X-Accepted-GitHub-Permissions``,
+before the body is looked at). Set ``scopes`` to make it a classic token: every answer then
+carries ``X-OAuth-Scopes``, and a write without ``repo`` (or ``public_repo`` on a public
+repository) is answered 404, as GitHub hides what a token may not reach. ``permissions``
+of GET /repos/{owner}/{repo} is the account's role there.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ class _HttpError(Exception):
         super().__init__(message)
         self.status = status
         self.body = {"message": message, **extra, "documentation_url": DOCS, "status": str(status)}
+        self.headers: dict[str, str] = {}
 
 
 def _iso(dt: datetime) -> str:
@@ -105,7 +113,12 @@ class FakeGitHub:
         self.login = login
         self.clock: Callable[[], datetime] = clock or (lambda: datetime.now(UTC))
         self.issues: dict[str, list[JSONDict]] = {r: [] for r in repos}
-        # What GET /repos/{owner}/{repo} says the token may do there.
+        # A fine-grained token's repository permissions; a classic token's scopes (None:
+        # the token is fine-grained).
+        self.grants: dict[str, str] = {"metadata": "read", "contents": "read", "issues": "write"}
+        self.scopes: list[str] | None = None
+        self.private = True
+        # The account's role in the repositories, as GET /repos/{owner}/{repo} says.
         self.permissions: JSONDict = {
             "admin": False,
             "maintain": False,
@@ -281,11 +294,14 @@ class FakeGitHub:
 
         try:
             self._check_auth(request)
+            self._check_grant(request, route)
             if body is _INVALID_JSON:
                 raise _HttpError(400, "Problems parsing JSON")
             status, result, headers = self._apply(request, apply, body)
         except _HttpError as e:
-            status, result, headers = e.status, e.body, {}
+            status, result, headers = e.status, e.body, e.headers
+        if self.scopes is not None and status != 401:
+            headers = {"X-OAuth-Scopes": ", ".join(self.scopes), **headers}
 
         if fault is not None and fault.kind == "drop_after_apply":
             await self._notify()
@@ -318,6 +334,23 @@ class FakeGitHub:
         scheme, _, value = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() not in ("bearer", "token") or value.strip() != self.token:
             raise _HttpError(401, "Bad credentials")
+
+    def _check_grant(self, request: web.Request, route: str) -> None:
+        """What the token may not do is refused before anything is read: a classic token
+        without `repo` does not see a private repository, nor write to a public one without
+        `public_repo`; a fine-grained one may not write to issues without issues=write."""
+        if "owner" not in request.match_info:
+            return
+        if self.scopes is not None:
+            writes = "repo" in self.scopes or ("public_repo" in self.scopes and not self.private)
+            if (self.private and "repo" not in self.scopes) or (
+                route in _ISSUE_WRITES and not writes
+            ):
+                raise _HttpError(404, "Not Found")
+        elif route in _ISSUE_WRITES and self.grants.get("issues") != "write":
+            error = _HttpError(403, "Resource not accessible by personal access token")
+            error.headers["X-Accepted-GitHub-Permissions"] = "issues=write"
+            raise error
 
     def _apply(
         self, request: web.Request, apply: Callable[..., JSONDict | list[Any]], body: Any
@@ -591,7 +624,7 @@ class FakeGitHub:
     def _get_repo(self, *, repo: str, **_: Any) -> JSONDict:
         return {
             "full_name": repo,
-            "private": True,
+            "private": self.private,
             "has_issues": True,
             "permissions": dict(self.permissions),
         }
@@ -601,3 +634,4 @@ class FakeGitHub:
 
 
 _INVALID_JSON = object()
+_ISSUE_WRITES = {"create_issue", "update_issue", "add_labels", "remove_label", "create_comment"}

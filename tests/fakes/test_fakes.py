@@ -375,6 +375,28 @@ async def test_create_issue(github: FakeGitHub, session: aiohttp.ClientSession) 
     assert github.calls_to("create_issue")[0].body["title"] == "Boom"
 
 
+async def test_a_token_is_refused_the_writes_it_may_not_make_before_the_body_is_read(
+    github: FakeGitHub, session: aiohttp.ClientSession
+) -> None:
+    url = f"{github.api_url}/repos/{REPO}/issues"
+    async with session.post(url, json={}) as resp:  # allowed: then the missing title
+        assert resp.status == 422 and "X-OAuth-Scopes" not in resp.headers
+    github.grants["issues"] = "read"  # a fine-grained token that may only read issues
+    async with session.post(url, json={}) as resp:
+        assert resp.status == 403
+        assert resp.headers["X-Accepted-GitHub-Permissions"] == "issues=write"
+    github.scopes = ["public_repo"]  # a classic token: a private repository is not seen
+    async with session.get(f"{github.api_url}/repos/{REPO}") as resp:
+        assert resp.status == 404 and resp.headers["X-OAuth-Scopes"] == "public_repo"
+    github.private = False
+    async with session.get(f"{github.api_url}/repos/{REPO}") as resp:
+        assert resp.status == 200 and (await resp.json())["private"] is False
+    assert (await create(session, github))[0] == 201
+    github.scopes = ["read:org"]
+    assert (await create(session, github))[0] == 404
+    assert len(github.issues[REPO]) == 1
+
+
 async def test_list_by_creator_and_since(
     github: FakeGitHub, session: aiohttp.ClientSession
 ) -> None:

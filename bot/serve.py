@@ -49,6 +49,7 @@ from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
 from recorded.scenario import Scenario, clone, load_scenario
+from storage.admission import SqlAdmission
 from storage.db import create_engine, default_url, open_database
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
@@ -163,7 +164,11 @@ def assemble(
         Callbacks(wake, sync.kick),
         keys=SqlIdempotency(engine),
         gates=Gates(
-            store, projects, max_concurrent, tokens_per_day, timedelta(minutes=coalesce_minutes)
+            SqlAdmission(engine, store),
+            projects,
+            max_concurrent,
+            tokens_per_day,
+            timedelta(minutes=coalesce_minutes),
         ),
     )
     acks = AfterAck()

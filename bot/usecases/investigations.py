@@ -21,7 +21,7 @@ from agent.errors import (
 from agent.ports import InvestigationStore, JobQueue
 from bot.usecases.access import Access, Action
 from bot.usecases.gates import Gates
-from bot.usecases.intake import open_once
+from bot.usecases.intake import claim, open_once
 from bot.usecases.ports import Keys, Notify
 from bot.usecases.request import Request, parse
 from bot.usecases.results import Actor, Done, Refused
@@ -131,19 +131,30 @@ class Investigations:
         self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
     ) -> Done | Refused:
         """Store and queue a new investigation through the gates: it joins a run on the
-        same Sentry issue, or is stored SKIPPED with the reason, or is queued."""
+        same Sentry issue, or is stored SKIPPED with the reason, or is queued. The counts
+        and the insert are one transaction under the admission lock (storage.admission)."""
         if self.gates is None:
             return await self._create(inv, key, fingerprint)
-        async with self.gates.lock:
-            verdict = await self.gates.check(inv)
-            if verdict.join is not None:
-                joined = await self.store.load(verdict.join)
-                return Done(
-                    joined, fresh=False, note=f"Joined the run already on it ({joined.id})."
-                )
-            if verdict.skip is not None:
-                inv.skip(verdict.skip)
-            return await self._create(inv, key, fingerprint)
+        try:
+            seen, inv, fresh = await claim(self.store, self.jobs, self.keys, inv, key, fingerprint)
+        except KeyReused as exc:
+            return Refused("conflict", str(exc))
+        if seen is not None:
+            return self._opened(seen, fresh=False)
+        try:
+            async with self.gates.admission.hold() as counts:
+                verdict = await self.gates.check(inv, counts)
+                if verdict.join is None:
+                    if verdict.skip is not None:
+                        inv.skip(verdict.skip)
+                    await counts.create(inv)
+        except ConcurrencyError:  # another attempt under the same key stored it first
+            return self._opened(await self.store.load(inv.id), fresh=False)
+        if verdict.join is not None:
+            joined = await self.store.load(verdict.join)
+            return Done(joined, fresh=False, note=f"Joined the run already on it ({joined.id}).")
+        await self.jobs.enqueue(INVESTIGATE, inv.id)
+        return self._opened(inv, fresh)
 
     async def _create(
         self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
@@ -152,8 +163,10 @@ class Investigations:
             inv, fresh = await open_once(self.store, self.jobs, self.keys, inv, key, fingerprint)
         except KeyReused as exc:
             return Refused("conflict", str(exc))
-        self.notify.wake_workers()
-        self.notify.changed(inv.id)
+        return self._opened(inv, fresh)
+
+    def _opened(self, inv: Investigation, fresh: bool) -> Done:
+        self._changed(inv, work=True)
         note = f"Skipped: {inv.stop_reason}" if inv.state is State.SKIPPED else None
         return Done(inv, fresh=fresh, note=note)
 

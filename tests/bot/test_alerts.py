@@ -10,11 +10,13 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.domain import State
+from bot.usecases.inbox import take_in
 from tests.bot.test_api import Api, running_api
 from tests.bot.test_slack import recording
 
@@ -81,7 +83,11 @@ def delivery(
 
 
 async def send(api: Api, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    """The answer; for one `accepted`, what taking it in came to (status, investigation)."""
     status, _, answer = await api.call("POST", "/hooks/sentry", None, data=body, headers=headers)
+    if status == 202 and answer["status"] == "accepted":
+        assert answer["delivery"] == headers["Request-ID"]
+        return status, await api.outcome(answer["delivery"])
     return status, answer
 
 
@@ -218,3 +224,77 @@ async def test_a_burst_of_alerts_coalesces_per_issue_and_skips_over_the_cap(
             )
         finally:
             gate.set()
+
+
+def alerting_on(folder: Path, tmp: Path, name: str) -> Any:
+    """One serving process (its own Slack, GitHub and clone) on the database `tmp`/bot.db."""
+    (tmp / name).mkdir()
+    return running_api(
+        folder,
+        tmp / name,
+        {"SENTRY_CLIENT_SECRET": SECRET},
+        database=tmp / "bot.db",
+        alert_channel=ALERTS,
+        sentry_project_id="4644290483746556",
+    )
+
+
+async def test_a_delivery_answered_before_a_restart_still_starts_its_investigation_once(
+    built_scenarios, tmp_path
+):
+    folder = built_scenarios["orders"]
+    body, headers = delivery()
+    async with alerting_on(folder, tmp_path, "first") as api:
+
+        async def died(_holder: str, _lease: float) -> None:
+            return None  # the process went down right after answering: nothing taken in
+
+        api.inbox.deliveries.claim = died  # type: ignore[method-assign]
+        status, _, answer = await api.call(
+            "POST", "/hooks/sentry", None, data=body, headers=headers
+        )
+        assert status == 202 and answer == {"status": "accepted", "delivery": headers["Request-ID"]}
+        assert await api.store.recent(None, 10) == []
+        assert await api.deliveries.pending() == 1
+
+    async with alerting_on(folder, tmp_path, "second") as api:
+        taken = await api.outcome(headers["Request-ID"])
+        assert taken["status"] == "queued", taken
+        inv = await api.settled(taken["investigation"], State.COMPLETED)
+        assert inv.subject == "sentry:5755875771" and inv.origin.channel == ALERTS
+        await api.slack.wait_for(lambda s: len(s.messages(ALERTS)) > 0, timeout=10)
+        status, answer = await send(api, body, headers)  # a replay, after the restart too
+        assert status == 409, answer
+        # Taking the same delivery in once more (a lease that ran out) starts nothing new.
+        again = await take_in(api.inbox.alerts, headers["Request-ID"], "issue", json.loads(body))
+        assert again == {"status": "joined", "investigation": inv.id}
+        assert [s.id for s in await api.store.recent(None, 10)] == [inv.id]
+        assert await api.deliveries.pending() == 0
+
+
+async def test_a_process_that_dies_while_taking_a_delivery_in_leaves_it_to_the_next(
+    built_scenarios, tmp_path
+):
+    folder = built_scenarios["orders"]
+    body, headers = delivery()
+    async with alerting_on(folder, tmp_path, "first") as api:
+        finished = asyncio.Event()
+
+        async def crash(*_args: Any) -> bool:
+            finished.set()
+            raise ConnectionError("the process dies before it stores the outcome")
+
+        api.inbox.lease_seconds = 0.5
+        api.inbox.deliveries.finish = crash  # type: ignore[method-assign]
+        status, _, answer = await api.call(
+            "POST", "/hooks/sentry", None, data=body, headers=headers
+        )
+        assert status == 202 and answer["status"] == "accepted"
+        await asyncio.wait_for(finished.wait(), 10)
+        [started] = await api.store.recent(None, 10)  # it was stored, then the process died
+
+    async with alerting_on(folder, tmp_path, "second") as api:
+        taken = await api.outcome(headers["Request-ID"])
+        # The next process takes it in again: the investigation is the one already started.
+        assert taken == {"status": "joined", "investigation": started.id}
+        assert [s.id for s in await api.store.recent(None, 10)] == [started.id]

@@ -23,8 +23,10 @@ from bot.config import Project, Projects, Settings
 from bot.http.mount import attach
 from bot.runtime import Runtime
 from bot.serve import assemble, slack_client
+from bot.usecases.inbox import Inbox
 from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
+from storage.deliveries import SqlDeliveries
 from storage.store import SqlStore
 from tests.bot.test_slack import recording
 from tests.fakes.github import FakeGitHub
@@ -54,6 +56,17 @@ class Api:
     runtime: Runtime
     project: str
     slack: FakeSlack
+    deliveries: SqlDeliveries
+    inbox: Inbox
+
+    async def outcome(self, request_id: str, timeout: float = 10) -> dict[str, Any]:  # noqa: ASYNC109
+        """What a Sentry delivery answered `accepted` came to, once it is taken in."""
+        async with asyncio.timeout(timeout):
+            while True:
+                found = await self.deliveries.outcome(request_id)
+                if found is not None:
+                    return found
+                await asyncio.sleep(0.02)
 
     async def call(
         self,
@@ -103,15 +116,17 @@ async def running_api(
     tmp: Path,
     environ: dict[str, str] | None = None,
     max_concurrent: int | None = None,
+    database: Path | None = None,
     **project_settings: Any,
 ) -> AsyncIterator[Api]:
+    """`database`: the SQLite file (default in `tmp`), which another run may share."""
     scenario = load_scenario(folder)
     s = scenario.scope
     project = Project.for_scope(
         s, **({"channels": ["C0ORDERS"], "require_other_approver": True} | project_settings)
     )
     projects = Projects(projects={project.key: project})
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'api.db'}")
+    engine = create_engine(f"sqlite+aiosqlite:///{database or tmp / 'api.db'}")
     await create_schema(engine)
     config = tmp / "projects.toml"
     config.write_text(OPERATORS.replace('"orders"', f'"{project.key}"'))
@@ -137,7 +152,7 @@ async def running_api(
             max_concurrent=max_concurrent,
         )
         web_app = bot.web_app(path="/slack/events")
-        attach(web_app, bot.cases, bot.store, env, config)
+        attach(web_app, bot.cases, bot.store, env, config, bot.inbox)
         runner = web.AppRunner(web_app)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -145,7 +160,17 @@ async def running_api(
         port = runner.addresses[0][1]
         tasks = bot.run(stop)
         try:
-            yield Api(f"http://127.0.0.1:{port}", http, bot.store, gh, runtime, project.key, slack)
+            yield Api(
+                f"http://127.0.0.1:{port}",
+                http,
+                bot.store,
+                gh,
+                runtime,
+                project.key,
+                slack,
+                SqlDeliveries(engine),
+                bot.inbox,
+            )
         finally:
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -8,13 +8,14 @@ out, and the next claim (any process, after a restart too) takes it in again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.domain import utcnow
@@ -38,6 +39,8 @@ class SqlDeliveries:
     def __init__(self, engine: AsyncEngine, clock: Callable[[], datetime] = utcnow) -> None:
         self._engine = engine
         self._clock = clock
+        self._waiting: list[tuple[dict[str, Any], asyncio.Future[bool]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def record(
         self,
@@ -47,30 +50,60 @@ class SqlDeliveries:
         payload: dict[str, Any],
         outcome: dict[str, Any] | None = None,
     ) -> bool:
-        """Keep the delivery, pending (or done with `outcome`); False if it is a replay."""
-        now = self._clock()
-        try:
-            async with begin(self._engine) as conn:
-                await conn.execute(
-                    delete(table).where(
-                        table.c.status == "done", table.c.received_at < now - MEMORY
+        """Keep the delivery, pending (or done with `outcome`); False if it is a replay.
+        Deliveries that come in together are inserted in one transaction (a burst waits
+        for a few commits, not for one each)."""
+        row = {
+            "request_id": request_id,
+            "body_hash": body_hash,
+            "resource": resource,
+            "payload": payload,
+            "status": "pending" if outcome is None else "done",
+            "attempts": 0,
+            "outcome": outcome,
+        }
+        kept: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting.append((row, kept))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        return await kept
+
+    async def _write(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            now = self._clock()
+            chosen: list[dict[str, Any]] = []
+            keys: set[str] = set()
+            for row, _ in batch:
+                if row["request_id"] in keys or row["body_hash"] in keys:
+                    continue  # a replay within the batch: the first one is kept
+                keys |= {row["request_id"], row["body_hash"]}
+                chosen.append(row)
+            rows = [{**row, "received_at": now} for row in chosen]
+            try:
+                async with begin(self._engine) as conn:
+                    await conn.execute(
+                        delete(table).where(
+                            table.c.status == "done", table.c.received_at < now - MEMORY
+                        )
                     )
-                )
-                await conn.execute(
-                    insert(table).values(
-                        request_id=request_id,
-                        body_hash=body_hash,
-                        resource=resource,
-                        payload=payload,
-                        received_at=now,
-                        status="pending" if outcome is None else "done",
-                        attempts=0,
-                        outcome=outcome,
-                    )
-                )
-        except IntegrityError:
-            return False
-        return True
+                    # A row that meets a key already stored is a replay: not inserted.
+                    insert_ = self._insert(rows).on_conflict_do_nothing()
+                    stored = await conn.execute(insert_.returning(table.c.request_id))
+                    inserted = {r.request_id for r in stored}
+            except Exception as exc:
+                for _, kept in batch:
+                    if not kept.done():
+                        kept.set_exception(exc)
+                continue
+            first = {id(row) for row in chosen}
+            for row, kept in batch:
+                if not kept.done():
+                    kept.set_result(id(row) in first and row["request_id"] in inserted)
+
+    def _insert(self, rows: list[dict[str, Any]]) -> Any:
+        dialect = postgresql if self._engine.dialect.name == "postgresql" else sqlite
+        return dialect.insert(table).values(rows)
 
     async def claim(self, holder: str, lease_seconds: float) -> Delivery | None:
         """The oldest pending delivery nobody holds (or whose holder's lease ran out)."""

@@ -60,7 +60,8 @@ async def take_in(alerts: Alerts, request_id: str, resource: str, payload: Any) 
     inv = outcome.investigation
     if inv.state.value == "SKIPPED":
         return {"status": "skipped", "investigation": inv.id, "reason": inv.stop_reason}
-    return {"status": "queued" if outcome.fresh else "joined", "investigation": inv.id}
+    # Taken in again (a lease ran out), it is still the run this delivery queued.
+    return {"status": "joined" if outcome.joined else "queued", "investigation": inv.id}
 
 
 class Inbox:

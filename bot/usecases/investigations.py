@@ -152,7 +152,8 @@ class Investigations:
             return self._opened(await self.store.load(inv.id), fresh=False)
         if verdict.join is not None:
             joined = await self.store.load(verdict.join)
-            return Done(joined, fresh=False, note=f"Joined the run already on it ({joined.id}).")
+            note = f"Joined the run already on it ({joined.id})."
+            return Done(joined, fresh=False, note=note, joined=True)
         await self.jobs.enqueue(INVESTIGATE, inv.id)
         return self._opened(inv, fresh)
 

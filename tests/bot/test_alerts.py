@@ -267,7 +267,7 @@ async def test_a_delivery_answered_before_a_restart_still_starts_its_investigati
         assert status == 409, answer
         # Taking the same delivery in once more (a lease that ran out) starts nothing new.
         again = await take_in(api.inbox.alerts, headers["Request-ID"], "issue", json.loads(body))
-        assert again == {"status": "joined", "investigation": inv.id}
+        assert again == {"status": "queued", "investigation": inv.id}
         assert [s.id for s in await api.store.recent(None, 10)] == [inv.id]
         assert await api.deliveries.pending() == 0
 
@@ -296,5 +296,5 @@ async def test_a_process_that_dies_while_taking_a_delivery_in_leaves_it_to_the_n
     async with alerting_on(folder, tmp_path, "second") as api:
         taken = await api.outcome(headers["Request-ID"])
         # The next process takes it in again: the investigation is the one already started.
-        assert taken == {"status": "joined", "investigation": started.id}
+        assert taken == {"status": "queued", "investigation": started.id}
         assert [s.id for s in await api.store.recent(None, 10)] == [started.id]

@@ -408,3 +408,58 @@ async def test_the_openapi_document_is_generated_from_the_models(api):
     schemas = doc["components"]["schemas"]
     assert "expectedDraftVersion" in schemas["DraftEdit"]["properties"]
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+
+
+async def frames(
+    api: Api, inv_id: str, until: str, last_event_id: str | None = None
+) -> list[tuple[str | None, str, Any]]:
+    """(id, event, data) of each frame up to the first `until` event; a comment is
+    (None, ":", its text), and `until=":"` stops at the first one."""
+    got: list[tuple[str | None, str, Any]] = []
+    headers = {"Authorization": f"Bearer {TOKENS['vic']}"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id
+    async with api.http.get(f"{api.base}/investigations/{inv_id}/events", headers=headers) as r:
+        assert r.status == 200
+        frame_id, event = None, None
+        async with asyncio.timeout(20):
+            async for raw in r.content:
+                line = raw.decode().rstrip("\n")
+                if line.startswith(":"):
+                    got.append((None, ":", line[1:].strip()))
+                    if until == ":":
+                        return got
+                elif line.startswith("id: "):
+                    frame_id = line.removeprefix("id: ")
+                elif line.startswith("event: "):
+                    event = line.removeprefix("event: ")
+                elif line.startswith("data: ") and event:
+                    got.append((frame_id, event, json.loads(line.removeprefix("data: "))))
+                    if event == until:
+                        return got
+    raise AssertionError(f"the stream ended before {until}: {got}")
+
+
+async def test_a_stream_resumed_with_last_event_id_sends_only_what_was_missed(api, monkeypatch):
+    inv_id = await api.start()
+    await api.settled(inv_id, State.COMPLETED)
+    history = await frames(api, inv_id, until="state")
+    again = await frames(api, inv_id, until="state")
+    assert [i for i, _, _ in again] == [i for i, _, _ in history]  # the ids are positions
+    assert len({i for i, _, _ in history}) == len(history)
+    cards = [data["id"] for _, kind, data in history if kind == "evidence"]
+    assert len(cards) >= 3
+
+    # Dropped after the second card: the rest, from the third card on, and nothing before.
+    second = next(i for i, kind, data in history if kind == "evidence" and data["id"] == "E2")
+    rest = await frames(api, inv_id, until="state", last_event_id=second)
+    assert [data["id"] for _, kind, data in rest if kind == "evidence"] == cards[2:]
+    assert [kind for _, kind, _ in rest] == [kind for _, kind, _ in history][2:]
+    assert [i for i, _, _ in rest] == [i for i, _, _ in history][2:]
+
+    # Up to date: nothing is sent again; an idle stream gets keep-alive comments.
+    monkeypatch.setattr("bot.http.events.KEEPALIVE_SECONDS", 0.2)
+    last = history[-1][0]
+    assert await frames(api, inv_id, until=":", last_event_id=last) == [(None, ":", "keep-alive")]
+    # An id that is not a position: the whole history.
+    assert await frames(api, inv_id, until="state", last_event_id="evidence:E9") == history

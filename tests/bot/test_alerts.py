@@ -17,8 +17,8 @@ import pytest
 
 from agent.domain import State
 from bot.usecases.inbox import take_in
+from tests.bot.sentry_faults import held_calls
 from tests.bot.test_api import Api, running_api
-from tests.bot.test_slack import recording
 
 SECRET = "sentry-client-secret"
 ALERTS = "C0ALERTS"
@@ -192,15 +192,7 @@ async def test_a_burst_of_alerts_coalesces_per_issue_and_skips_over_the_cap(
         sentry_project_id="4644290483746556",
         max_concurrent=3,
     ) as api:
-        gate = asyncio.Event()
-        sentry = recording(api.runtime)
-        healthy = sentry.call_tool
-
-        async def held(name: str, arguments: dict[str, Any]):
-            await gate.wait()  # the runs stay at work through the burst
-            return await healthy(name, arguments)
-
-        sentry.call_tool = held
+        gate = held_calls(api.runtime)  # the runs stay at work through the burst
         try:
             alerts = [event_alert(str(1000 + n % 10)) for n in range(100)]
             deliveries = [delivery(resource="event_alert", payload=a) for a in alerts]

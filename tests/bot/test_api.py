@@ -28,7 +28,7 @@ from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
 from storage.deliveries import SqlDeliveries
 from storage.store import SqlStore
-from tests.bot.test_slack import recording
+from tests.bot.sentry_faults import held_calls
 from tests.fakes.github import FakeGitHub
 from tests.fakes.slack import FakeSlack
 
@@ -327,15 +327,7 @@ async def test_from_start_to_one_published_issue_with_the_stream_following(api):
 
 
 async def test_rerun_stops_a_running_investigation_and_starts_afresh(api):
-    gate = asyncio.Event()
-    sentry = recording(api.runtime)
-    healthy = sentry.call_tool
-
-    async def slow(name: str, arguments: dict[str, Any]):
-        await gate.wait()
-        return await healthy(name, arguments)
-
-    sentry.call_tool = slow
+    gate = held_calls(api.runtime)
     old_id = await api.start()
     await api.settled(old_id, State.RUNNING)
     status, _, e = await api.call("POST", f"/investigations/{old_id}/rerun", "vic")

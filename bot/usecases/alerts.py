@@ -62,28 +62,33 @@ def parse_time(value: object) -> datetime | None:
     return moment if moment.utcoffset() is not None else None
 
 
+def issue_alert(issue: object, source: str = "sentry webhook") -> Alert | None:
+    """A Sentry issue (the webhook's `data.issue`, or an issue of the API's list)."""
+    if not isinstance(issue, dict) or not issue.get("id"):
+        return None
+    project = issue.get("project") if isinstance(issue.get("project"), dict) else {}
+    assert isinstance(project, dict)
+    return Alert(
+        issue_id=str(issue["id"]),
+        title=str(issue.get("title") or ""),
+        level=str(issue.get("level") or "error"),
+        short_id=str(issue["shortId"]) if issue.get("shortId") else None,
+        culprit=str(issue["culprit"]) if issue.get("culprit") else None,
+        link=str(issue.get("web_url") or issue.get("permalink") or "") or None,
+        sentry_project=str(project["slug"]) if project.get("slug") else None,
+        sentry_project_id=str(project["id"]) if project.get("id") else None,
+        first_seen=parse_time(issue.get("firstSeen")),
+        source=source,
+    )
+
+
 def sentry_alert(resource: str, payload: dict[str, Any]) -> Alert | None:
     """The Sentry issue a delivery alerts on, or None when it is about something else."""
     data = payload.get("data") if isinstance(payload.get("data"), dict) else {}
     assert isinstance(data, dict)
     action = payload.get("action")
-    if resource == "issue" and action == "created" and isinstance(data.get("issue"), dict):
-        issue = data["issue"]
-        project = issue.get("project") if isinstance(issue.get("project"), dict) else {}
-        assert isinstance(project, dict)
-        if not issue.get("id"):
-            return None
-        return Alert(
-            issue_id=str(issue["id"]),
-            title=str(issue.get("title") or ""),
-            level=str(issue.get("level") or "error"),
-            short_id=str(issue["shortId"]) if issue.get("shortId") else None,
-            culprit=str(issue["culprit"]) if issue.get("culprit") else None,
-            link=str(issue.get("web_url") or issue.get("permalink") or "") or None,
-            sentry_project=str(project["slug"]) if project.get("slug") else None,
-            sentry_project_id=str(project["id"]) if project.get("id") else None,
-            first_seen=parse_time(issue.get("firstSeen")),
-        )
+    if resource == "issue" and action == "created":
+        return issue_alert(data.get("issue"))
     if resource == "event_alert" and action == "triggered" and isinstance(data.get("event"), dict):
         event = data["event"]
         if not event.get("issue_id"):

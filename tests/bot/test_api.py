@@ -59,7 +59,7 @@ class Api:
     deliveries: SqlDeliveries
     inbox: Inbox
 
-    async def outcome(self, request_id: str, timeout: float = 10) -> dict[str, Any]:  # noqa: ASYNC109
+    async def outcome(self, request_id: str, timeout: float = 30) -> dict[str, Any]:  # noqa: ASYNC109
         """What a Sentry delivery answered `accepted` came to, once it is taken in."""
         async with asyncio.timeout(timeout):
             while True:

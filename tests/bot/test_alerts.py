@@ -19,6 +19,7 @@ from agent.domain import State
 from bot.usecases.inbox import take_in
 from tests.bot.sentry_faults import held_calls
 from tests.bot.test_api import Api, running_api
+from tests.fakes.slack import signed_headers
 
 SECRET = "sentry-client-secret"
 ALERTS = "C0ALERTS"
@@ -214,6 +215,52 @@ async def test_a_burst_of_alerts_coalesces_per_issue_and_skips_over_the_cap(
                 lambda s: sum("Skipped" in json.dumps(m) for m in s.messages(ALERTS)) >= 7,
                 timeout=10,
             )
+            # And in App Home, for anyone who opens it (an alert has no requester).
+            await open_home(api, "U0ONCALL")
+            home = json.dumps(api.slack.home_tabs["U0ONCALL"])
+            assert all(i.question in home for i in skipped) and "concurrency cap" in home
+        finally:
+            gate.set()
+
+
+async def open_home(api: Api, user: str) -> None:
+    """A signed app_home_opened event from Slack, and the tab it publishes."""
+    event = {"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home"}
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T0FAKE",
+            "api_app_id": "A0APP",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+        }
+    )
+    headers = signed_headers(body, "secret", content_type="application/json")
+    async with api.http.post(f"{api.base}/slack/events", data=body, headers=headers) as r:
+        assert r.status == 200
+    await api.slack.wait_for(lambda s: user in s.home_tabs, timeout=5)
+
+
+async def test_over_the_cap_across_projects_alerts_are_skipped_with_that_reason(
+    built_scenarios, tmp_path
+):
+    async with running_api(
+        built_scenarios["orders"],
+        tmp_path,
+        {"SENTRY_CLIENT_SECRET": SECRET},
+        max_concurrent=2,  # INCIDENT_BOT_MAX_CONCURRENT: for all projects together
+        alert_channel=ALERTS,
+        sentry_project_id="4644290483746556",
+    ) as api:
+        gate = held_calls(api.runtime)
+        try:
+            sent = [delivery(resource="event_alert", payload=event_alert(str(n))) for n in range(5)]
+            answers = [await send(api, body, headers) for body, headers in sent]
+            assert [a["status"] for _, a in answers] == ["queued"] * 2 + ["skipped"] * 3
+            for _, a in answers[2:]:
+                assert "across projects" in a["reason"] and "2 of 2" in a["reason"], a
+                assert (await api.store.load(a["investigation"])).state is State.SKIPPED
         finally:
             gate.set()
 

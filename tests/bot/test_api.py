@@ -455,3 +455,36 @@ async def test_a_stream_resumed_with_last_event_id_sends_only_what_was_missed(ap
     assert await frames(api, inv_id, until=":", last_event_id=last) == [(None, ":", "keep-alive")]
     # An id that is not a position: the whole history.
     assert await frames(api, inv_id, until="state", last_event_id="evidence:E9") == history
+
+
+async def test_unknown_ids_and_wrong_content_types_are_refused_and_change_nothing(api):
+    inv_id = await api.start()
+    inv = await api.settled(inv_id, State.COMPLETED)
+    assert inv.draft is not None
+    ref = {"draftVersion": inv.draft.version, "hash": inv.draft.hash}
+    edit = {"expectedDraftVersion": inv.draft.version, "title": "t", "body": "b"}
+    for method, path, body in [
+        ("GET", "/investigations/nope", None),
+        ("PUT", "/investigations/nope/draft", edit),
+        ("POST", "/investigations/nope/messages", {"text": "release 1.4.2"}),
+        ("POST", "/investigations/nope/issue", ref),
+        ("POST", "/investigations/nope/rerun", None),
+        ("GET", "/investigations/nope/events", None),
+    ]:
+        status, headers, e = await api.call(method, path, body=body)
+        assert status == 404 and e["error"]["code"] == "not_found", (method, path, e)
+        assert headers["Content-Type"].startswith("application/json")
+    # A JSON body sent as something else is refused: a form, plain text, no type at all.
+    for kind in ("application/x-www-form-urlencoded", "text/plain", None):
+        headers = {"Content-Type": kind} if kind else {}
+        raw = json.dumps(edit).encode()
+        status, _, e = await api.call(
+            "PUT", f"/investigations/{inv_id}/draft", data=raw, headers=headers
+        )
+        assert 400 <= status < 500 and "error" in e, (kind, status, e)
+        raw = json.dumps({"project": api.project, "question": "errores"}).encode()
+        status, _, e = await api.call("POST", "/investigations", data=raw, headers=headers)
+        assert 400 <= status < 500 and "error" in e, (kind, status, e)
+    after = await api.store.load(inv_id)
+    assert after.draft == inv.draft and after.state is State.COMPLETED
+    assert [s.id for s in await api.store.recent(None, 10)] == [inv_id]

@@ -17,13 +17,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import aiohttp
 
 from agent.domain import utcnow
 from bot.config import Project
-from bot.usecases.alerts import Alert, Alerts, Ignored, parse_time
+from bot.usecases.alerts import Alert, Alerts, Ignored, issue_alert
 from bot.usecases.investigations import Investigations
 from bot.usecases.results import Done, Refused
 
@@ -41,25 +41,6 @@ class Investigated(Protocol):
     async def investigated(self, subjects: Sequence[str], project: str) -> set[str]: ...
 
 
-def alert_of_issue(issue: dict[str, Any], source: str) -> Alert | None:
-    if not isinstance(issue, dict) or not issue.get("id"):
-        return None
-    project = issue.get("project") if isinstance(issue.get("project"), dict) else {}
-    assert isinstance(project, dict)
-    return Alert(
-        issue_id=str(issue["id"]),
-        title=str(issue.get("title") or ""),
-        level=str(issue.get("level") or "error"),
-        short_id=str(issue["shortId"]) if issue.get("shortId") else None,
-        culprit=str(issue["culprit"]) if issue.get("culprit") else None,
-        link=str(issue.get("permalink") or "") or None,
-        sentry_project=str(project["slug"]) if project.get("slug") else None,
-        sentry_project_id=str(project["id"]) if project.get("id") else None,
-        first_seen=parse_time(issue.get("firstSeen")),
-        source="backfill",
-    )
-
-
 @dataclass
 class RecordedIssues:
     """The issues of a recorded incident (its sentry/issues.json), for its one project."""
@@ -71,7 +52,7 @@ class RecordedIssues:
         if project.sentry_project != self.sentry_project:
             return []
         raw = json.loads((self.folder / "issues.json").read_text(encoding="utf-8"))
-        alerts = [alert_of_issue(issue, "backfill") for issue in raw]
+        alerts = [issue_alert(issue, "backfill") for issue in raw]
         return [a for a in alerts if a and a.first_seen and a.first_seen >= since]
 
 
@@ -106,7 +87,7 @@ class SentryIssues:
                     r.raise_for_status()
                     page = await r.json()
                     cursor = next_cursor(r.headers.get("Link", ""))
-                alerts = [alert_of_issue(issue, "backfill") for issue in page]
+                alerts = [issue_alert(issue, "backfill") for issue in page]
                 found += [a for a in alerts if a and a.first_seen and a.first_seen >= since]
                 if not cursor or len(page) < PAGE:
                     break

@@ -44,12 +44,16 @@ from bot.slack.retry import SlackRetry
 from bot.slack.sync import SlackSync
 from bot.sources import live_runtime
 from bot.usecases.access import Access
+from bot.usecases.alerts import Alerts
 from bot.usecases.gates import Gates
+from bot.usecases.inbox import Inbox
 from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.worker import Publisher, Worker
 from recorded.scenario import Scenario, clone, load_scenario
+from storage.admission import SqlAdmission
 from storage.db import create_engine, default_url, open_database
+from storage.deliveries import SqlDeliveries
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
 from storage.leases import SqlLeases
@@ -99,9 +103,11 @@ class Bot:
     cases: Investigations  # the use cases the listeners call
     identity: BotIdentity  # auth.test, resolved in the background from the start
     signing_secret: str
+    inbox: Inbox  # the Sentry webhook deliveries answered and not yet taken in
 
     def run(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
         tasks = [asyncio.create_task(self.identity.run(stop))]
+        tasks.append(asyncio.create_task(self.inbox.run(stop)))
         tasks += [asyncio.create_task(w.run_forever(stop)) for w in self.workers]
         tasks.append(asyncio.create_task(self.sync.run(stop)))
         return tasks
@@ -163,12 +169,17 @@ def assemble(
         Callbacks(wake, sync.kick),
         keys=SqlIdempotency(engine),
         gates=Gates(
-            store, projects, max_concurrent, tokens_per_day, timedelta(minutes=coalesce_minutes)
+            SqlAdmission(engine, store),
+            projects,
+            max_concurrent,
+            tokens_per_day,
+            timedelta(minutes=coalesce_minutes),
         ),
     )
     acks = AfterAck()
     app = build_app(client, signing_secret, Deps(cases, store, shown), acks, identity)
-    return Bot(app, store, jobs, shown, sync, pool, acks, cases, identity, signing_secret)
+    inbox = Inbox(SqlDeliveries(engine), Alerts(cases), lease_seconds=lease_seconds)
+    return Bot(app, store, jobs, shown, sync, pool, acks, cases, identity, signing_secret, inbox)
 
 
 async def wake_on_jobs(
@@ -342,7 +353,7 @@ async def serve(options: Options, settings: Settings | None = None) -> None:
                 front = bot.web_app(path="/slack/events")
                 metrics.add_routes(front, engine, runtime.ready if runtime else dict)
                 http_api.attach(
-                    front, bot.cases, bot.store, os.environ, settings.incident_bot_config
+                    front, bot.cases, bot.store, os.environ, settings.incident_bot_config, bot.inbox
                 )
                 runner = web.AppRunner(front)
                 await runner.setup()

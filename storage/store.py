@@ -106,22 +106,26 @@ class SqlStore:
         """Insert a new aggregate with whatever messages and evidence it has; version becomes 1."""
         try:
             async with begin(self._engine) as conn:
-                await conn.execute(
-                    insert(investigations).values(
-                        id=inv.id,
-                        version=1,
-                        created_at=inv.created_at,
-                        updated_at=self._clock(),
-                        **_aggregate_fields(inv),
-                    )
-                )
-                await self._append(conn, inv, stored_messages=0, stored_evidence=0, version=1)
-                await announce(conn, INVESTIGATIONS, inv.id)
+                await self.insert(conn, inv)
         except IntegrityError:
             if await self._version_of(inv.id) is not None:
                 raise ConcurrencyError(f"investigation {inv.id} already exists") from None
             raise
         inv.version = 1
+
+    async def insert(self, conn: AsyncConnection, inv: Investigation) -> None:
+        """create()'s INSERT in the caller's transaction (storage.admission)."""
+        await conn.execute(
+            insert(investigations).values(
+                id=inv.id,
+                version=1,
+                created_at=inv.created_at,
+                updated_at=self._clock(),
+                **_aggregate_fields(inv),
+            )
+        )
+        await self._append(conn, inv, stored_messages=0, stored_evidence=0, version=1)
+        await announce(conn, INVESTIGATIONS, inv.id)
 
     async def load(self, investigation_id: str) -> Investigation:
         async with self._engine.connect() as conn:
@@ -250,14 +254,8 @@ class SqlStore:
     async def tokens_on(self, day: str) -> int:
         """The tokens every investigation booked on `day` (UTC, "2026-11-30"), summed over
         the counts stored with them (`stats.tokens_by_day`): the daily token budget."""
-        start = datetime.combine(date.fromisoformat(day), dt_time(), UTC)
-        booked = investigations.c.stats[("tokens_by_day", day)].as_integer()
-        query = select(func.coalesce(func.sum(booked), 0)).where(
-            # Only an investigation saved since the day began can have booked tokens on it.
-            investigations.c.updated_at >= start
-        )
         async with self._engine.connect() as conn:
-            return int((await conn.execute(query)).scalar_one())
+            return await tokens_on(conn, day)
 
     async def recent(
         self, requester: str | None = None, limit: int = 20
@@ -315,13 +313,8 @@ class SqlStore:
 
     async def active_count(self, project: str | None = None) -> int:
         """Investigations queued, running or waiting for an answer (of one project)."""
-        query = select(func.count()).where(
-            investigations.c.state.in_(("QUEUED", "RUNNING", "WAITING_FOR_OPERATOR"))
-        )
-        if project is not None:
-            query = query.where(investigations.c.scope["project_key"].as_string() == project)
         async with self._engine.connect() as conn:
-            return int((await conn.execute(query)).scalar_one())
+            return await active_count(conn, project)
 
     async def investigated(self, subjects: Sequence[str], project: str) -> set[str]:
         """Those of `subjects` some investigation of `project` is (or was) about."""
@@ -337,38 +330,13 @@ class SqlStore:
     async def latest_on(self, inv: Investigation, since: datetime) -> str | None:
         """The newest other investigation of the same project on the same subject created
         at or after `since`, whatever its state."""
-        query = (
-            select(investigations.c.id)
-            .where(
-                investigations.c.subject == inv.subject,
-                investigations.c.id != inv.id,
-                investigations.c.created_at >= since,
-                investigations.c.scope["project_key"].as_string() == inv.scope.project_key,
-            )
-            .order_by(investigations.c.created_at.desc(), investigations.c.id.desc())
-            .limit(1)
-        )
         async with self._engine.connect() as conn:
-            return (await conn.execute(query)).scalar_one_or_none()
+            return await latest_on(conn, inv, since)
 
     async def running_on(self, inv: Investigation) -> str | None:
         """An earlier investigation of the same project still at work on the same subject."""
-        active = ("QUEUED", "RUNNING", "WAITING_FOR_OPERATOR")
-        query = (
-            select(investigations.c.id, investigations.c.scope)
-            .where(
-                investigations.c.subject == inv.subject,
-                investigations.c.state.in_(active),
-                investigations.c.id != inv.id,
-                investigations.c.created_at <= inv.created_at,
-            )
-            .order_by(investigations.c.created_at, investigations.c.id)
-        )
         async with self._engine.connect() as conn:
-            for row in await conn.execute(query):
-                if (row.scope or {}).get("project_key") == inv.scope.project_key:
-                    return str(row.id)
-        return None
+            return await running_on(conn, inv)
 
     # -- helpers ---------------------------------------------------------------
 
@@ -423,3 +391,57 @@ class SqlStore:
     async def _version_of(self, investigation_id: str) -> int | None:
         async with self._engine.connect() as conn:
             return await self._version_in(conn, investigation_id)
+
+
+# -- the gates' counts, on any connection (storage.admission reads them in its transaction) --
+
+ACTIVE = ("QUEUED", "RUNNING", "WAITING_FOR_OPERATOR")
+
+
+async def tokens_on(conn: AsyncConnection, day: str) -> int:
+    start = datetime.combine(date.fromisoformat(day), dt_time(), UTC)
+    booked = investigations.c.stats[("tokens_by_day", day)].as_integer()
+    query = select(func.coalesce(func.sum(booked), 0)).where(
+        # Only an investigation saved since the day began can have booked tokens on it.
+        investigations.c.updated_at >= start
+    )
+    return int((await conn.execute(query)).scalar_one())
+
+
+async def active_count(conn: AsyncConnection, project: str | None = None) -> int:
+    query = select(func.count()).where(investigations.c.state.in_(ACTIVE))
+    if project is not None:
+        query = query.where(investigations.c.scope["project_key"].as_string() == project)
+    return int((await conn.execute(query)).scalar_one())
+
+
+async def latest_on(conn: AsyncConnection, inv: Investigation, since: datetime) -> str | None:
+    query = (
+        select(investigations.c.id)
+        .where(
+            investigations.c.subject == inv.subject,
+            investigations.c.id != inv.id,
+            investigations.c.created_at >= since,
+            investigations.c.scope["project_key"].as_string() == inv.scope.project_key,
+        )
+        .order_by(investigations.c.created_at.desc(), investigations.c.id.desc())
+        .limit(1)
+    )
+    return (await conn.execute(query)).scalar_one_or_none()
+
+
+async def running_on(conn: AsyncConnection, inv: Investigation) -> str | None:
+    query = (
+        select(investigations.c.id, investigations.c.scope)
+        .where(
+            investigations.c.subject == inv.subject,
+            investigations.c.state.in_(ACTIVE),
+            investigations.c.id != inv.id,
+            investigations.c.created_at <= inv.created_at,
+        )
+        .order_by(investigations.c.created_at, investigations.c.id)
+    )
+    for row in await conn.execute(query):
+        if (row.scope or {}).get("project_key") == inv.scope.project_key:
+            return str(row.id)
+    return None

@@ -245,3 +245,25 @@ idempotency_keys = Table(
     Column("investigation_id", String(64), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
 )
+
+# Sentry webhook deliveries, stored before they are answered. The keys refuse a replay (the
+# same Request-ID, or the same signed body under another one) in the same INSERT; a pending
+# one is taken in after the answer, by any process, under a lease — so a process that dies
+# after answering loses nothing: after its lease runs out another one takes it in.
+sentry_deliveries = Table(
+    "sentry_deliveries",
+    metadata,
+    Column("request_id", String(200), primary_key=True),
+    Column("body_hash", String(64), nullable=False),
+    Column("resource", String(64), nullable=False),
+    Column("payload", JSONValue, nullable=False),
+    Column("received_at", UTCDateTime, nullable=False),
+    Column("status", String(16), nullable=False),  # pending, done
+    Column("holder", String(255), nullable=True),
+    Column("lease_until", UTCDateTime, nullable=True),
+    Column("attempts", Integer, nullable=False, default=0),
+    # What taking it in came to: HookAnswer (queued, joined, skipped, ignored, failed).
+    Column("outcome", JSONValue, nullable=True),
+    UniqueConstraint("body_hash"),
+    Index(None, "status", "received_at"),
+)

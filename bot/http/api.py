@@ -134,6 +134,7 @@ def build_api(
 
     Caller = Annotated[Operator, Depends(operator)]
     AcceptLanguage = Annotated[str | None, Header(alias="Accept-Language")]
+    LastEventId = Annotated[str | None, Header(alias="Last-Event-ID", max_length=200)]
     IdempotencyKey = Annotated[
         str | None, Header(alias="Idempotency-Key", max_length=MAX_KEY_CHARS, min_length=1)
     ]
@@ -305,10 +306,16 @@ def build_api(
         response_class=StreamingResponse,
         summary="Evidence, questions, the diagnosis and state changes as they are stored",
     )
-    async def stream(investigation_id: str, op: Caller) -> StreamingResponse:
+    async def stream(
+        investigation_id: str,
+        op: Caller,
+        last_event_id: LastEventId = None,
+    ) -> StreamingResponse:
+        """`Last-Event-ID`: the id of the last event the client has; only what came after it
+        is sent."""
         inv = await visible(op, investigation_id)
         return StreamingResponse(
-            events.follow(store, inv.id, poll_seconds),
+            events.follow(store, inv.id, poll_seconds, since=last_event_id),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

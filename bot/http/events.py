@@ -3,17 +3,24 @@
 Like the Slack sync, the stream catches up from what is stored and remembers what it has
 sent: each pass reads (state, version), and only when the version moved loads the
 aggregate and sends what is new — evidence cards, questions, the diagnosis, draft
-versions, state changes. Another process's worker is followed just the same. A stream
-that is opened again sends the history first; event ids (`evidence:E3`) let a client
-drop what it already has.
+versions, state changes. Another process's worker is followed just the same.
+
+Each event's id is the stream's position after it (`Cursor`): how many evidence cards and
+questions the client has, which diagnosis, draft version and state. A client that
+reconnects with `Last-Event-ID` (browsers' EventSource do it by themselves) gets only what
+it missed; without one, or with one that is not a position, it gets the history first.
+An idle stream gets a comment every KEEPALIVE_SECONDS, so proxies keep it open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import re
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent.domain import Investigation, State
@@ -37,14 +44,44 @@ def over(inv: Investigation) -> bool:
     )
 
 
+POSITION = re.compile(r"e(\d{1,6})\.q(\d{1,6})\.d(-|[0-9a-f]{12})\.r(\d{1,6})\.s(-|[A-Z_]{1,32})")
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """What the client has: `evidence` cards and `questions`, the diagnosis (a digest),
+    the draft version (0: none) and the state it was last told."""
+
+    evidence: int = 0
+    questions: int = 0
+    diagnosis: str = "-"
+    draft: int = 0
+    state: str = "-"
+
+    def __str__(self) -> str:
+        return f"e{self.evidence}.q{self.questions}.d{self.diagnosis}.r{self.draft}.s{self.state}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> Cursor:
+        """The position a Last-Event-ID names; the start for anything else."""
+        found = POSITION.fullmatch((text or "").strip())
+        if found is None:
+            return cls()
+        e, q, d, r, state = found.groups()
+        return cls(int(e), int(q), d, int(r), state)
+
+
+def digest(inv: Investigation) -> str:
+    if inv.diagnosis is None:
+        return "-"
+    return hashlib.sha256(inv.diagnosis.model_dump_json().encode()).hexdigest()[:12]
+
+
 async def follow(
-    store: SqlStore, investigation_id: str, poll_seconds: float = 0.1
+    store: SqlStore, investigation_id: str, poll_seconds: float = 0.1, since: str | None = None
 ) -> AsyncIterator[str]:
-    evidence = 0
-    questions: set[str] = set()
-    diagnosis: str | None = None
-    draft: tuple[int, str] | None = None
-    state: State | None = None
+    """The stream from the position `since` (a Last-Event-ID) on."""
+    at = Cursor.parse(since)
     version = -1
     quiet_since = time.monotonic()
     while True:
@@ -52,30 +89,31 @@ async def follow(
         if stored != version:
             inv = await store.load(investigation_id)
             version = inv.version
-            for ev in inv.evidence[evidence:]:
-                yield frame("evidence", ev.card(), f"evidence:{ev.id}")
-            evidence = len(inv.evidence)
-            for call_id, question in asked(inv):
-                if call_id not in questions:
-                    questions.add(call_id)
-                    yield frame("question", {"id": call_id, "question": question}, f"q:{call_id}")
-            if inv.diagnosis is not None:
-                shown = inv.diagnosis.model_dump_json()
-                if shown != diagnosis:
-                    diagnosis = shown
-                    data = inv.diagnosis.model_dump(mode="json")
-                    yield frame("diagnosis", data, f"diagnosis:v{version}")
-            if inv.draft is not None and (inv.draft.version, inv.draft.hash) != draft:
-                draft = (inv.draft.version, inv.draft.hash)
-                data = {"version": draft[0], "hash": draft[1], "title": inv.draft.title}
-                yield frame("draft", data, f"draft:{draft[0]}")
-            if inv.state is not state:
-                state = inv.state
-                data = {"state": state, "stop_reason": inv.stop_reason, "version": version}
-                yield frame("state", data, f"state:v{version}")
+            for n, ev in enumerate(inv.evidence[at.evidence :], start=at.evidence + 1):
+                at = replace(at, evidence=n)
+                yield frame("evidence", ev.card(), str(at))
+            questions = asked(inv)
+            for n, (call_id, question) in enumerate(
+                questions[at.questions :], start=at.questions + 1
+            ):
+                at = replace(at, questions=n)
+                yield frame("question", {"id": call_id, "question": question}, str(at))
+            if digest(inv) != at.diagnosis and inv.diagnosis is not None:
+                at = replace(at, diagnosis=digest(inv))
+                yield frame("diagnosis", inv.diagnosis.model_dump(mode="json"), str(at))
+            if inv.draft is not None and inv.draft.version != at.draft:
+                at = replace(at, draft=inv.draft.version)
+                data = {"version": at.draft, "hash": inv.draft.hash, "title": inv.draft.title}
+                yield frame("draft", data, str(at))
+            if inv.state.value != at.state:
+                at = replace(at, state=inv.state.value)
+                data = {"state": inv.state, "stop_reason": inv.stop_reason, "version": version}
+                yield frame("state", data, str(at))
             quiet_since = time.monotonic()
             if over(inv):
-                yield frame("end", {"state": inv.state, "superseded_by": inv.superseded_by}, "end")
+                yield frame(
+                    "end", {"state": inv.state, "superseded_by": inv.superseded_by}, str(at)
+                )
                 return
         elif time.monotonic() - quiet_since > KEEPALIVE_SECONDS:
             quiet_since = time.monotonic()

@@ -31,7 +31,7 @@ from bot.http.api import build_api
 from bot.http.auth import ENV, Tokens
 from bot.http.models import error
 from bot.http.sentry import sentry_router
-from bot.usecases.alerts import Alerts
+from bot.usecases.inbox import Inbox
 from bot.usecases.investigations import Investigations
 from storage.store import SqlStore
 
@@ -106,11 +106,13 @@ def attach(
     store: SqlStore,
     environ: Mapping[str, str],
     config: Path | None,
+    inbox: Inbox,
 ) -> None:
-    """The HTTP API (operator tokens from `environ`, roles from `config`) in `web_app`."""
+    """The HTTP API (operator tokens from `environ`, roles from `config`) and the Sentry
+    webhook (its deliveries taken in by `inbox`) in `web_app`."""
     tokens = Tokens.from_env(environ, config)
     if not tokens:
         log.warning("no %s: every API route answers 401", ENV)
     secret = environ.get("SENTRY_CLIENT_SECRET") or None
-    hooks = sentry_router(Alerts(cases), secret, cases.keys)
+    hooks = sentry_router(inbox, secret)
     mount(web_app, build_api(cases, store, tokens, routers=(hooks,)))

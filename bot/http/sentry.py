@@ -10,6 +10,11 @@ timestamp) or 409 (replay) with a JSON error body, and nothing is stored.
 `Sentry-Hook-Resource` says what it is about: `issue` (action `created`: the issue is in
 `data.issue`) and `event_alert` (an issue alert rule fired: `data.event`, with
 `issue_id`); anything else is acknowledged and ignored.
+
+The answer comes before the gates: a delivery that may start a run is stored (the same
+INSERT refuses a replay, storage.deliveries) and answered 202 `accepted`; the process's
+Inbox (bot/usecases/inbox.py) takes it in right after, and any process takes it in after a
+restart. Sentry waits about a second for an answer; the gates may take longer in a burst.
 """
 
 from __future__ import annotations
@@ -26,16 +31,18 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from bot.http.models import Error, error
-from bot.usecases.alerts import Alert, Alerts, Ignored, parse_time
-from bot.usecases.ports import Keys
-from bot.usecases.results import Refused
+from bot.usecases.alerts import Alerts, Ignored, sentry_alert
+from bot.usecases.inbox import Inbox
 
 TOLERANCE_SECONDS = 300.0
 
 
 class HookAnswer(BaseModel):
-    status: str  # queued, joined, skipped, ignored
-    investigation: str | None = None
+    """`accepted`: stored, and taken in right after (its outcome is kept with the delivery:
+    queued, joined, skipped); `ignored`: nothing to start, and why."""
+
+    status: str
+    delivery: str | None = None
     reason: str | None = None
 
 
@@ -48,49 +55,8 @@ def signed(secret: str, body: bytes, signature: str | None) -> bool:
     return signature is not None and hmac.compare_digest(signature.strip().lower(), expected)
 
 
-def alert_of(resource: str, payload: dict[str, Any]) -> Alert | None:
-    """The Sentry issue a delivery alerts on, or None when it is about something else."""
-    data = payload.get("data") if isinstance(payload.get("data"), dict) else {}
-    assert isinstance(data, dict)
-    action = payload.get("action")
-    if resource == "issue" and action == "created" and isinstance(data.get("issue"), dict):
-        issue = data["issue"]
-        project = issue.get("project") if isinstance(issue.get("project"), dict) else {}
-        assert isinstance(project, dict)
-        if not issue.get("id"):
-            return None
-        return Alert(
-            issue_id=str(issue["id"]),
-            title=str(issue.get("title") or ""),
-            level=str(issue.get("level") or "error"),
-            short_id=str(issue["shortId"]) if issue.get("shortId") else None,
-            culprit=str(issue["culprit"]) if issue.get("culprit") else None,
-            link=str(issue.get("web_url") or issue.get("permalink") or "") or None,
-            sentry_project=str(project["slug"]) if project.get("slug") else None,
-            sentry_project_id=str(project["id"]) if project.get("id") else None,
-            first_seen=parse_time(issue.get("firstSeen")),
-        )
-    if resource == "event_alert" and action == "triggered" and isinstance(data.get("event"), dict):
-        event = data["event"]
-        if not event.get("issue_id"):
-            return None
-        project = event.get("project")
-        return Alert(
-            issue_id=str(event["issue_id"]),
-            title=str(event.get("title") or event.get("message") or ""),
-            level=str(event.get("level") or "error"),
-            culprit=str(event["culprit"]) if event.get("culprit") else None,
-            link=str(event.get("web_url") or "") or None,
-            sentry_project_id=str(project) if project is not None else None,
-        )
-    return None
-
-
 def sentry_router(
-    alerts: Alerts,
-    secret: str | None,
-    keys: Keys | None,
-    clock: Callable[[], float] = time.time,
+    inbox: Inbox, secret: str | None, clock: Callable[[], float] = time.time
 ) -> APIRouter:
     router = APIRouter()
 
@@ -122,37 +88,28 @@ def sentry_router(
                 raise ValueError
         except ValueError:
             return refuse(422, "invalid", "the body is not a JSON object")
-        marks = [f"sentry-hook:{request_id}", "sentry-body:" + hashlib.sha256(body).hexdigest()]
-        taken: list[str] = []
-        if keys is not None:
-            for mark in marks:
-                if not await keys.first_delivery(mark):
-                    for done in taken:  # this delivery was not taken in after all
-                        await keys.forget_event(done)
-                    return refuse(409, "conflict", "this delivery was received before")
-                taken.append(mark)
-        try:
-            answer = await take(alerts, request.headers.get("Sentry-Hook-Resource", ""), payload)
-        except BaseException:
-            if keys is not None:  # not taken in: Sentry (or an operator) may send it again
-                for mark in taken:
-                    await keys.forget_event(mark)
-            raise
-        return JSONResponse(answer.model_dump(), status_code=202)
+        resource = request.headers.get("Sentry-Hook-Resource", "")[:64]
+        # What needs no gate is answered now; the rest is stored and taken in after.
+        ignored = screen(inbox.alerts, resource, payload)
+        answer = ignored or HookAnswer(status="accepted", delivery=request_id)
+        outcome = ignored.model_dump() if ignored else None
+        body_hash = hashlib.sha256(body).hexdigest()
+        if not await inbox.deliveries.record(request_id, body_hash, resource, payload, outcome):
+            return refuse(409, "conflict", "this delivery was received before")
+        if ignored is None:
+            inbox.wake.set()
+        return JSONResponse(answer.model_dump(exclude_none=True), status_code=202)
 
     return router
 
 
-async def take(alerts: Alerts, resource: str, payload: dict[str, Any]) -> HookAnswer:
-    alert = alert_of(resource, payload)
+def screen(alerts: Alerts, resource: str, payload: dict[str, Any]) -> HookAnswer | None:
+    """The answer of a delivery that starts nothing (not an alert, below the floor, of no
+    configured project), or None when it is to be taken in."""
+    alert = sentry_alert(resource, payload)
     if alert is None:
         return HookAnswer(status="ignored", reason=f"nothing to investigate in {resource!r}")
-    outcome = await alerts.take(alert)
-    if isinstance(outcome, Ignored):
-        return HookAnswer(status="ignored", reason=outcome.reason)
-    if isinstance(outcome, Refused):
-        return HookAnswer(status="ignored", reason=outcome.reason)
-    inv = outcome.investigation
-    if inv.state.value == "SKIPPED":
-        return HookAnswer(status="skipped", investigation=inv.id, reason=inv.stop_reason)
-    return HookAnswer(status="queued" if outcome.fresh else "joined", investigation=inv.id)
+    screened = alerts.screen(alert)
+    if isinstance(screened, Ignored):
+        return HookAnswer(status="ignored", reason=screened.reason)
+    return None

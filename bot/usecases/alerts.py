@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from agent.domain import Investigation, Origin
 from agent.errors import InputError
@@ -61,6 +62,49 @@ def parse_time(value: object) -> datetime | None:
     return moment if moment.utcoffset() is not None else None
 
 
+def issue_alert(issue: object, source: str = "sentry webhook") -> Alert | None:
+    """A Sentry issue (the webhook's `data.issue`, or an issue of the API's list)."""
+    if not isinstance(issue, dict) or not issue.get("id"):
+        return None
+    project = issue.get("project") if isinstance(issue.get("project"), dict) else {}
+    assert isinstance(project, dict)
+    return Alert(
+        issue_id=str(issue["id"]),
+        title=str(issue.get("title") or ""),
+        level=str(issue.get("level") or "error"),
+        short_id=str(issue["shortId"]) if issue.get("shortId") else None,
+        culprit=str(issue["culprit"]) if issue.get("culprit") else None,
+        link=str(issue.get("web_url") or issue.get("permalink") or "") or None,
+        sentry_project=str(project["slug"]) if project.get("slug") else None,
+        sentry_project_id=str(project["id"]) if project.get("id") else None,
+        first_seen=parse_time(issue.get("firstSeen")),
+        source=source,
+    )
+
+
+def sentry_alert(resource: str, payload: dict[str, Any]) -> Alert | None:
+    """The Sentry issue a delivery alerts on, or None when it is about something else."""
+    data = payload.get("data") if isinstance(payload.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    action = payload.get("action")
+    if resource == "issue" and action == "created":
+        return issue_alert(data.get("issue"))
+    if resource == "event_alert" and action == "triggered" and isinstance(data.get("event"), dict):
+        event = data["event"]
+        if not event.get("issue_id"):
+            return None
+        project = event.get("project")
+        return Alert(
+            issue_id=str(event["issue_id"]),
+            title=str(event.get("title") or event.get("message") or ""),
+            level=str(event.get("level") or "error"),
+            culprit=str(event["culprit"]) if event.get("culprit") else None,
+            link=str(event.get("web_url") or "") or None,
+            sentry_project_id=str(project) if project is not None else None,
+        )
+    return None
+
+
 def project_for(alert: Alert, projects: Projects) -> Project | None:
     for p in projects.projects.values():
         if alert.sentry_project and p.sentry_project == alert.sentry_project:
@@ -92,6 +136,21 @@ class Alerts:
     def projects(self) -> Projects:
         return self.cases.access.projects
 
+    def screen(
+        self, alert: Alert, project: Project | None = None, *, floor: bool = True
+    ) -> Project | Ignored:
+        """The project the alert is for, or why nothing is to be stored (a webhook answers
+        that at once)."""
+        project = project or project_for(alert, self.projects)
+        if project is None:
+            which = alert.sentry_project or alert.sentry_project_id
+            return Ignored(f"no configured project has Sentry project {which}")
+        if floor and below_floor(alert, project):
+            return Ignored(
+                f"level {alert.level} is below the project's floor ({project.min_level})"
+            )
+        return project
+
     async def take(
         self,
         alert: Alert,
@@ -104,14 +163,10 @@ class Alerts:
     ) -> Done | Refused | Ignored:
         """`floor`: an alert below the project's level is ignored (a person who asks for
         the issue explicitly is not held to it)."""
-        project = project or project_for(alert, self.projects)
-        if project is None:
-            which = alert.sentry_project or alert.sentry_project_id
-            return Ignored(f"no configured project has Sentry project {which}")
-        if floor and below_floor(alert, project):
-            return Ignored(
-                f"level {alert.level} is below the project's floor ({project.min_level})"
-            )
+        screened = self.screen(alert, project, floor=floor)
+        if isinstance(screened, Ignored):
+            return screened
+        project = screened
         now = self.cases.clock()
         request = Request(
             project=project,

@@ -10,16 +10,16 @@
   and in App Home — never a silent queue.
 
 The severity floor is the alert intake's (bot/usecases/alerts.py): below it nothing is
-stored at all. The checks and the creation run under one lock, so a burst of requests in
-one process cannot all pass a cap or all start the same issue; across processes the
-database's active count is read again by each, which may let a few through at once.
+stored at all. The checks and the creation are one transaction that holds the database's
+admission lock (storage/admission.py), so a burst of requests — in one process or spread
+over several on one database — cannot all pass a cap or all start the same issue.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -28,7 +28,8 @@ from bot.config import Projects
 
 
 class Counts(Protocol):
-    """What the gates read from the store (storage.store.SqlStore implements it)."""
+    """What the gates read, and the insert they let through, in one admission transaction
+    (storage.admission.Held implements it)."""
 
     async def running_on(self, inv: Investigation) -> str | None: ...
 
@@ -37,6 +38,14 @@ class Counts(Protocol):
     async def active_count(self, project: str | None = None) -> int: ...
 
     async def tokens_on(self, day: str) -> int: ...
+
+    async def create(self, inv: Investigation) -> None: ...
+
+
+class Admission(Protocol):
+    """The admission lock across processes (storage.admission.SqlAdmission)."""
+
+    def hold(self) -> AbstractAsyncContextManager[Counts]: ...
 
 
 @dataclass(frozen=True)
@@ -47,34 +56,34 @@ class Verdict:
 
 @dataclass
 class Gates:
-    store: Counts
+    admission: Admission
     projects: Projects
     max_concurrent: int | None = None
     tokens_per_day: int | None = None
     coalesce: timedelta = timedelta(hours=1)
     clock: Callable[[], datetime] = utcnow
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def check(self, inv: Investigation) -> Verdict:
+    async def check(self, inv: Investigation, counts: Counts) -> Verdict:
+        """Under `admission.hold()`: what `counts` says of `inv` stays true until it commits."""
         if inv.subject is not None:
-            running = await self.store.running_on(inv)
+            running = await counts.running_on(inv)
             if running is not None:
                 return Verdict(join=running)
-            recent = await self.store.latest_on(inv, self.clock() - self.coalesce)
+            recent = await counts.latest_on(inv, self.clock() - self.coalesce)
             if recent is not None:
                 return Verdict(join=recent)
-        return Verdict(skip=await self.over(inv))
+        return Verdict(skip=await self.over(inv, counts))
 
-    async def over(self, inv: Investigation) -> str | None:
+    async def over(self, inv: Investigation, counts: Counts) -> str | None:
         """Why a cap or the budget stops `inv` now, or None."""
         project = self.projects.projects.get(inv.scope.project_key)
         cap = project.max_concurrent if project else None
         if cap is not None:
-            active = await self.store.active_count(inv.scope.project_key)
+            active = await counts.active_count(inv.scope.project_key)
             if active >= cap:
                 return f"the project's concurrency cap is reached ({active} of {cap} at work)"
         if self.max_concurrent is not None:
-            active = await self.store.active_count()
+            active = await counts.active_count()
             if active >= self.max_concurrent:
                 return (
                     f"the concurrency cap is reached ({active} of {self.max_concurrent} "
@@ -82,7 +91,7 @@ class Gates:
                 )
         if self.tokens_per_day:
             day = self.clock().date().isoformat()
-            spent = await self.store.tokens_on(day)
+            spent = await counts.tokens_on(day)
             if spent >= self.tokens_per_day:
                 return (
                     f"the daily token budget is spent ({spent:,} of {self.tokens_per_day:,} "

@@ -42,25 +42,38 @@ async def open_once(
 ) -> tuple[Investigation, bool]:
     """Store and queue `inv`, or the investigation `key` already named; True if the key
     (or the request, without one) is new."""
-    if key is None or keys is None:
-        await store.create(inv)
-        await jobs.enqueue(INVESTIGATE, inv.id)
-        return inv, True
-    named = await keys.claim_key(key, request_hash(request or {}), inv.id)
-    fresh = named == inv.id
-    if not fresh:
-        try:
-            existing = await store.load(named)
-        except NotFound:
-            # Its first attempt died before storing it (or is storing it right now).
-            inv = inv.model_copy(update={"id": named})
-        else:
-            if existing.state is State.QUEUED:  # the first attempt may have died before this
-                await jobs.enqueue(INVESTIGATE, existing.id)
-            return existing, False
+    seen, inv, fresh = await claim(store, jobs, keys, inv, key, request)
+    if seen is not None:
+        return seen, False
     try:
         await store.create(inv)
     except ConcurrencyError:  # the other attempt stored it first
-        return await store.load(named), False
+        return await store.load(inv.id), False
     await jobs.enqueue(INVESTIGATE, inv.id)
     return inv, fresh
+
+
+async def claim(
+    store: InvestigationStore,
+    jobs: JobQueue,
+    keys: Keys | None,
+    inv: Investigation,
+    key: str | None = None,
+    request: dict[str, Any] | None = None,
+) -> tuple[Investigation | None, Investigation, bool]:
+    """Before `inv` is stored under `key`: (the investigation the key created before, or
+    None; `inv`, with the key's id if its first attempt died before storing it; whether the
+    key is new)."""
+    if key is None or keys is None:
+        return None, inv, True
+    named = await keys.claim_key(key, request_hash(request or {}), inv.id)
+    if named == inv.id:
+        return None, inv, True
+    try:
+        existing = await store.load(named)
+    except NotFound:
+        # Its first attempt died before storing it (or is storing it right now).
+        return None, inv.model_copy(update={"id": named}), False
+    if existing.state is State.QUEUED:  # the first attempt may have died before this
+        await jobs.enqueue(INVESTIGATE, existing.id)
+    return existing, inv, False

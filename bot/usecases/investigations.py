@@ -4,12 +4,12 @@ re-run and cancel."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from agent import locale
-from agent.domain import Investigation, Origin, Scope, State, utcnow
+from agent.domain import Investigation, Origin, Receipt, Scope, State, utcnow
 from agent.errors import (
     ConcurrencyError,
     IdempotencyConflict,
@@ -21,7 +21,7 @@ from agent.errors import (
 from agent.ports import InvestigationStore, JobQueue
 from bot.usecases.access import Access, Action
 from bot.usecases.gates import Gates
-from bot.usecases.intake import open_once
+from bot.usecases.intake import claim, open_once
 from bot.usecases.ports import Keys, Notify
 from bot.usecases.request import Request, parse
 from bot.usecases.results import Actor, Done, Refused
@@ -131,19 +131,31 @@ class Investigations:
         self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
     ) -> Done | Refused:
         """Store and queue a new investigation through the gates: it joins a run on the
-        same Sentry issue, or is stored SKIPPED with the reason, or is queued."""
+        same Sentry issue, or is stored SKIPPED with the reason, or is queued. The counts
+        and the insert are one transaction under the admission lock (storage.admission)."""
         if self.gates is None:
             return await self._create(inv, key, fingerprint)
-        async with self.gates.lock:
-            verdict = await self.gates.check(inv)
-            if verdict.join is not None:
-                joined = await self.store.load(verdict.join)
-                return Done(
-                    joined, fresh=False, note=f"Joined the run already on it ({joined.id})."
-                )
-            if verdict.skip is not None:
-                inv.skip(verdict.skip)
-            return await self._create(inv, key, fingerprint)
+        try:
+            seen, inv, fresh = await claim(self.store, self.jobs, self.keys, inv, key, fingerprint)
+        except KeyReused as exc:
+            return Refused("conflict", str(exc))
+        if seen is not None:
+            return self._opened(seen, fresh=False)
+        try:
+            async with self.gates.admission.hold() as counts:
+                verdict = await self.gates.check(inv, counts)
+                if verdict.join is None:
+                    if verdict.skip is not None:
+                        inv.skip(verdict.skip)
+                    await counts.create(inv)
+        except ConcurrencyError:  # another attempt under the same key stored it first
+            return self._opened(await self.store.load(inv.id), fresh=False)
+        if verdict.join is not None:
+            joined = await self.store.load(verdict.join)
+            note = f"Joined the run already on it ({joined.id})."
+            return Done(joined, fresh=False, note=note, joined=True)
+        await self.jobs.enqueue(INVESTIGATE, inv.id)
+        return self._opened(inv, fresh)
 
     async def _create(
         self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
@@ -152,8 +164,10 @@ class Investigations:
             inv, fresh = await open_once(self.store, self.jobs, self.keys, inv, key, fingerprint)
         except KeyReused as exc:
             return Refused("conflict", str(exc))
-        self.notify.wake_workers()
-        self.notify.changed(inv.id)
+        return self._opened(inv, fresh)
+
+    def _opened(self, inv: Investigation, fresh: bool) -> Done:
+        self._changed(inv, work=True)
         note = f"Skipped: {inv.stop_reason}" if inv.state is State.SKIPPED else None
         return Done(inv, fresh=fresh, note=note)
 
@@ -196,73 +210,54 @@ class Investigations:
     ) -> Done | Refused:
         """A stopped run goes on with `extra_calls` more tool calls; `version` is the
         investigation as the Continue button showed it."""
-        inv = await self._load(investigation_id)
-        if isinstance(inv, Refused):
-            return inv
-        refused = await self.access.check(Action.CONTINUE, actor, inv)
-        if refused:
-            return refused
-        if inv.superseded_by is not None:
-            return stale(inv)
-        if inv.version != version or inv.state is not State.STOPPED:
-            return Refused("conflict", "This run already moved on.")
-        inv.continue_with(extra_calls)
-        if raced := await self._save(inv):
-            return raced
-        await self.jobs.enqueue(INVESTIGATE, inv.id)
-        self._changed(inv, work=True)
-        return Done(inv)
+
+        def step(inv: Investigation) -> Refused | None:
+            if inv.superseded_by is not None:
+                return stale(inv)
+            if inv.version != version or inv.state is not State.STOPPED:
+                return Refused("conflict", "This run already moved on.")
+            inv.continue_with(extra_calls)
+            return None
+
+        return await self._apply(actor, investigation_id, Action.CONTINUE, step, job=INVESTIGATE)
 
     # -- the draft ------------------------------------------------------------
 
     async def may_edit(self, actor: Actor, ref: DraftRef) -> Done | Refused:
         """Whether `actor` may edit that draft version now (before a form opens)."""
-        inv = await self._load(ref.investigation_id)
-        if isinstance(inv, Refused):
-            return inv
-        refused = await self.access.check(Action.EDIT, actor, inv)
-        if refused:
-            return refused
-        if inv.draft is None or inv.draft.version != ref.version:
-            return stale(inv)
-        return Done(inv, fresh=False)
+
+        def step(inv: Investigation) -> Done | Refused:
+            if inv.draft is None or inv.draft.version != ref.version:
+                return stale(inv)
+            return Done(inv, fresh=False)  # nothing to change
+
+        return await self._apply(actor, ref.investigation_id, Action.EDIT, step)
 
     async def edit_draft(
         self, actor: Actor, ref: DraftRef, title: str, body: str
     ) -> Done | Refused:
         """Version + 1 of the draft, made from `ref.version`."""
-        inv = await self._load(ref.investigation_id)
-        if isinstance(inv, Refused):
-            return inv
-        refused = await self.access.check(Action.EDIT, actor, inv)
-        if refused:
-            return refused
-        try:
-            inv.edit_draft(version=ref.version, title=title, body=body)
-        except InputError as exc:
-            return Refused("invalid", str(exc), exc.field or "title")
-        except (StaleDraft, IllegalTransition):
-            return stale(inv)
-        if raced := await self._save(inv):
-            return raced
-        self._changed(inv)
-        return Done(inv)
+
+        def step(inv: Investigation) -> Refused | None:
+            try:
+                inv.edit_draft(version=ref.version, title=title, body=body)
+            except InputError as exc:
+                return Refused("invalid", str(exc), exc.field or "title")
+            except (StaleDraft, IllegalTransition):
+                return stale(inv)
+            return None
+
+        return await self._apply(actor, ref.investigation_id, Action.EDIT, step)
 
     async def discard(self, actor: Actor, ref: DraftRef) -> Done | Refused:
-        inv = await self._load(ref.investigation_id)
-        if isinstance(inv, Refused):
-            return inv
-        refused = await self.access.check(Action.DISCARD, actor, inv)
-        if refused:
-            return refused
-        try:
-            inv.discard_draft(ref.version)
-        except (StaleDraft, IllegalTransition):
-            return stale(inv)
-        if raced := await self._save(inv):
-            return raced
-        self._changed(inv)
-        return Done(inv)
+        def step(inv: Investigation) -> Refused | None:
+            try:
+                inv.discard_draft(ref.version)
+            except (StaleDraft, IllegalTransition):
+                return stale(inv)
+            return None
+
+        return await self._apply(actor, ref.investigation_id, Action.DISCARD, step)
 
     # -- publishing -----------------------------------------------------------
 
@@ -270,54 +265,52 @@ class Investigations:
         """Queue the exact draft shown for publishing, once per `key`. Without a key, one
         per approval of this version: a repeated click is the same approval (its receipt,
         or a retry while the outcome is unknown); after a rollback it is a new one."""
-        inv = await self._load(ref.investigation_id)
-        if isinstance(inv, Refused):
-            return inv
-        refused = await self.access.check(Action.APPROVE, actor, inv)
-        if refused:
-            return refused
-        key = key or (
-            f"{actor.surface}:{inv.id}:{ref.version}:{ref.hash}:{len(inv.past_approvals)}"
-        )
-        try:
-            receipt = inv.approve(
-                approver=actor.user, version=ref.version, hash=ref.hash, idempotency_key=key
+        receipts: list[Receipt] = []
+
+        def step(inv: Investigation) -> Done | Refused | None:
+            approval = key or (
+                f"{actor.surface}:{inv.id}:{ref.version}:{ref.hash}:{len(inv.past_approvals)}"
             )
-        except (StaleDraft, IllegalTransition):
-            return stale(inv)
-        except IdempotencyConflict as exc:
-            return Refused("conflict", str(exc))
-        if not receipt.fresh:
-            self._changed(inv)
-            published = receipt.publication
-            note = f"Already published: {published.url}" if published is not None else None
-            return Done(inv, fresh=False, note=note, receipt=receipt)
-        if raced := await self._save(inv):
-            return raced
-        await self.jobs.enqueue(PUBLISH, inv.id)
-        self._changed(inv, work=True)
-        return Done(inv, receipt=receipt)
+            try:
+                receipt = inv.approve(
+                    approver=actor.user,
+                    version=ref.version,
+                    hash=ref.hash,
+                    idempotency_key=approval,
+                )
+            except (StaleDraft, IllegalTransition):
+                return stale(inv)
+            except IdempotencyConflict as exc:
+                return Refused("conflict", str(exc))
+            if not receipt.fresh:  # the same approval again: its receipt, nothing to save
+                self._changed(inv)
+                published = receipt.publication
+                note = f"Already published: {published.url}" if published is not None else None
+                return Done(inv, fresh=False, note=note, receipt=receipt)
+            receipts.append(receipt)
+            return None
+
+        done = await self._apply(actor, ref.investigation_id, Action.APPROVE, step, job=PUBLISH)
+        if isinstance(done, Done) and receipts and done.receipt is None:
+            return replace(done, receipt=receipts[-1])
+        return done
 
     async def create_anyway(self, actor: Actor, ref: DraftRef, creates: int) -> Done | Refused:
         """The second explicit approval after a lost answer nobody could find: bound to the
         draft's version and hash and to the create calls sent so far."""
-        inv = await self._load(ref.investigation_id)
-        if isinstance(inv, Refused):
-            return inv
-        refused = await self.access.check(Action.CREATE_ANYWAY, actor, inv)
-        if refused:
-            return refused
-        try:
-            inv.create_anyway(
-                approver=actor.user, version=ref.version, hash=ref.hash, creates=creates
-            )
-        except (StaleDraft, IllegalTransition):
-            return Refused("conflict", "That question was already answered.")
-        if raced := await self._save(inv):
-            return raced
-        await self.jobs.enqueue(PUBLISH, inv.id)
-        self._changed(inv, work=True)
-        return Done(inv)
+
+        def step(inv: Investigation) -> Refused | None:
+            try:
+                inv.create_anyway(
+                    approver=actor.user, version=ref.version, hash=ref.hash, creates=creates
+                )
+            except (StaleDraft, IllegalTransition):
+                return Refused("conflict", "That question was already answered.")
+            return None
+
+        return await self._apply(
+            actor, ref.investigation_id, Action.CREATE_ANYWAY, step, job=PUBLISH
+        )
 
     # -- re-run and cancel ----------------------------------------------------
 
@@ -326,13 +319,9 @@ class Investigations:
         old report is marked superseded, and a new investigation of the same question (its
         window moved to now when it ended at the time of asking) is queued. The language
         is the caller's when the surface knows it, else the one the old run used."""
-        for _ in range(RACE_RETRIES):
-            old = await self._load(investigation_id)
-            if isinstance(old, Refused):
-                return old
-            refused = await self.access.check(Action.RERUN, actor, old)
-            if refused:
-                return refused
+        runs: list[Investigation] = []
+
+        def step(old: Investigation) -> Refused | None:
             if old.superseded_by is not None:
                 return Refused(
                     "conflict", f"This was already re-run ({old.superseded_by}). Nothing changed."
@@ -344,35 +333,28 @@ class Investigations:
                 return Refused("invalid", str(exc))
             except IllegalTransition as exc:
                 return Refused("conflict", f"{exc}. Nothing was changed.")
-            try:
-                await self.store.save(old)  # a worker still on it loses its next save
-            except ConcurrencyError:
-                continue  # its worker saved meanwhile: read it again
-            self.notify.changed(old.id)
-            # Through the same gates as any new run: over a cap it is stored SKIPPED.
-            return await self.admit(fresh, None, None)
-        return Refused("conflict", RACED)
+            runs.append(fresh)
+            return None
+
+        # A worker still on the old run loses its next save; one that saved meanwhile makes
+        # the save lose: it is read again.
+        done = await self._apply(actor, investigation_id, Action.RERUN, step, retries=RACE_RETRIES)
+        if isinstance(done, Refused):
+            return done
+        # Through the same gates as any new run: over a cap it is stored SKIPPED.
+        return await self.admit(runs[-1], None, None)
 
     async def cancel(self, actor: Actor, investigation_id: str) -> Done | Refused:
         """Stop a run that is queued, running or waiting; what it gathered is kept."""
-        for _ in range(RACE_RETRIES):
-            inv = await self._load(investigation_id)
-            if isinstance(inv, Refused):
-                return inv
-            refused = await self.access.check(Action.CANCEL, actor, inv)
-            if refused:
-                return refused
+
+        def step(inv: Investigation) -> Refused | None:
             try:
                 inv.cancel(f"cancelled by {actor.user}")
             except IllegalTransition as exc:
                 return Refused("conflict", f"{exc}. Nothing was changed.")
-            try:
-                await self.store.save(inv)
-            except ConcurrencyError:
-                continue
-            self._changed(inv)
-            return Done(inv)
-        return Refused("conflict", RACED)
+            return None
+
+        return await self._apply(actor, investigation_id, Action.CANCEL, step, retries=RACE_RETRIES)
 
     # -- the steps every use case shares ---------------------------------------
 
@@ -392,12 +374,40 @@ class Investigations:
             inv = await self._load(inv.superseded_by)
         return inv
 
-    async def _save(self, inv: Investigation) -> Refused | None:
-        try:
-            await self.store.save(inv)
-        except ConcurrencyError:
-            return Refused("conflict", RACED)
-        return None
+    async def _apply(
+        self,
+        actor: Actor,
+        investigation_id: str,
+        action: Action,
+        step: Callable[[Investigation], Done | Refused | None],
+        *,
+        job: str | None = None,
+        retries: int = 1,
+    ) -> Done | Refused:
+        """What every use case on a stored investigation does: load it, check that `actor`
+        may do `action`, apply the domain change `step`, save, queue `job`, wake the workers
+        and kick the thread. `step` answers None when it changed the investigation, else
+        the answer as it is (a Refused, or a Done with nothing to save). A save that lost a
+        race to another writer is tried again on a fresh read, up to `retries` times."""
+        for _ in range(retries):
+            inv = await self._load(investigation_id)
+            if isinstance(inv, Refused):
+                return inv
+            refused = await self.access.check(action, actor, inv)
+            if refused:
+                return refused
+            answer = step(inv)
+            if answer is not None:
+                return answer
+            try:
+                await self.store.save(inv)
+            except ConcurrencyError:
+                continue
+            if job is not None:
+                await self.jobs.enqueue(job, inv.id)
+            self._changed(inv, work=job is not None)
+            return Done(inv)
+        return Refused("conflict", RACED)
 
     def _changed(self, inv: Investigation, *, work: bool = False) -> None:
         if work:

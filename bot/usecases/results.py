@@ -39,9 +39,11 @@ class Refused:
 @dataclass(frozen=True)
 class Done:
     """The request was carried out, or had been already (`fresh` False: a repeat).
-    `note` is something to tell the person (e.g. where the issue was published)."""
+    `note` is something to tell the person (e.g. where the issue was published); `joined`:
+    a new request was coalesced into the run already on its Sentry issue."""
 
     investigation: Investigation
     fresh: bool = True
     note: str | None = None
     receipt: Receipt | None = None
+    joined: bool = False

@@ -10,13 +10,16 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agent.domain import State
+from bot.usecases.inbox import take_in
+from tests.bot.sentry_faults import held_calls
 from tests.bot.test_api import Api, running_api
-from tests.bot.test_slack import recording
+from tests.fakes.slack import signed_headers
 
 SECRET = "sentry-client-secret"
 ALERTS = "C0ALERTS"
@@ -81,7 +84,11 @@ def delivery(
 
 
 async def send(api: Api, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    """The answer; for one `accepted`, what taking it in came to (status, investigation)."""
     status, _, answer = await api.call("POST", "/hooks/sentry", None, data=body, headers=headers)
+    if status == 202 and answer["status"] == "accepted":
+        assert answer["delivery"] == headers["Request-ID"]
+        return status, await api.outcome(answer["delivery"])
     return status, answer
 
 
@@ -186,15 +193,7 @@ async def test_a_burst_of_alerts_coalesces_per_issue_and_skips_over_the_cap(
         sentry_project_id="4644290483746556",
         max_concurrent=3,
     ) as api:
-        gate = asyncio.Event()
-        sentry = recording(api.runtime)
-        healthy = sentry.call_tool
-
-        async def held(name: str, arguments: dict[str, Any]):
-            await gate.wait()  # the runs stay at work through the burst
-            return await healthy(name, arguments)
-
-        sentry.call_tool = held
+        gate = held_calls(api.runtime)  # the runs stay at work through the burst
         try:
             alerts = [event_alert(str(1000 + n % 10)) for n in range(100)]
             deliveries = [delivery(resource="event_alert", payload=a) for a in alerts]
@@ -216,5 +215,125 @@ async def test_a_burst_of_alerts_coalesces_per_issue_and_skips_over_the_cap(
                 lambda s: sum("Skipped" in json.dumps(m) for m in s.messages(ALERTS)) >= 7,
                 timeout=10,
             )
+            # And in App Home, for anyone who opens it (an alert has no requester).
+            await open_home(api, "U0ONCALL")
+            home = json.dumps(api.slack.home_tabs["U0ONCALL"])
+            assert all(i.question in home for i in skipped) and "concurrency cap" in home
         finally:
             gate.set()
+
+
+async def open_home(api: Api, user: str) -> None:
+    """A signed app_home_opened event from Slack, and the tab it publishes."""
+    event = {"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home"}
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": "T0FAKE",
+            "api_app_id": "A0APP",
+            "event": event,
+            "event_id": f"Ev{uuid.uuid4().hex}",
+            "event_time": int(time.time()),
+        }
+    )
+    headers = signed_headers(body, "secret", content_type="application/json")
+    async with api.http.post(f"{api.base}/slack/events", data=body, headers=headers) as r:
+        assert r.status == 200
+    await api.slack.wait_for(lambda s: user in s.home_tabs, timeout=5)
+
+
+async def test_over_the_cap_across_projects_alerts_are_skipped_with_that_reason(
+    built_scenarios, tmp_path
+):
+    async with running_api(
+        built_scenarios["orders"],
+        tmp_path,
+        {"SENTRY_CLIENT_SECRET": SECRET},
+        max_concurrent=2,  # INCIDENT_BOT_MAX_CONCURRENT: for all projects together
+        alert_channel=ALERTS,
+        sentry_project_id="4644290483746556",
+    ) as api:
+        gate = held_calls(api.runtime)
+        try:
+            sent = [delivery(resource="event_alert", payload=event_alert(str(n))) for n in range(5)]
+            answers = [await send(api, body, headers) for body, headers in sent]
+            assert [a["status"] for _, a in answers] == ["queued"] * 2 + ["skipped"] * 3
+            for _, a in answers[2:]:
+                assert "across projects" in a["reason"] and "2 of 2" in a["reason"], a
+                assert (await api.store.load(a["investigation"])).state is State.SKIPPED
+        finally:
+            gate.set()
+
+
+def alerting_on(folder: Path, tmp: Path, name: str) -> Any:
+    """One serving process (its own Slack, GitHub and clone) on the database `tmp`/bot.db."""
+    (tmp / name).mkdir()
+    return running_api(
+        folder,
+        tmp / name,
+        {"SENTRY_CLIENT_SECRET": SECRET},
+        database=tmp / "bot.db",
+        alert_channel=ALERTS,
+        sentry_project_id="4644290483746556",
+    )
+
+
+async def test_a_delivery_answered_before_a_restart_still_starts_its_investigation_once(
+    built_scenarios, tmp_path
+):
+    folder = built_scenarios["orders"]
+    body, headers = delivery()
+    async with alerting_on(folder, tmp_path, "first") as api:
+
+        async def died(_holder: str, _lease: float) -> None:
+            return None  # the process went down right after answering: nothing taken in
+
+        api.inbox.deliveries.claim = died  # type: ignore[method-assign]
+        status, _, answer = await api.call(
+            "POST", "/hooks/sentry", None, data=body, headers=headers
+        )
+        assert status == 202 and answer == {"status": "accepted", "delivery": headers["Request-ID"]}
+        assert await api.store.recent(None, 10) == []
+        assert await api.deliveries.pending() == 1
+
+    async with alerting_on(folder, tmp_path, "second") as api:
+        taken = await api.outcome(headers["Request-ID"])
+        assert taken["status"] == "queued", taken
+        inv = await api.settled(taken["investigation"], State.COMPLETED)
+        assert inv.subject == "sentry:5755875771" and inv.origin.channel == ALERTS
+        await api.slack.wait_for(lambda s: len(s.messages(ALERTS)) > 0, timeout=10)
+        status, answer = await send(api, body, headers)  # a replay, after the restart too
+        assert status == 409, answer
+        # Taking the same delivery in once more (a lease that ran out) starts nothing new.
+        again = await take_in(api.inbox.alerts, headers["Request-ID"], "issue", json.loads(body))
+        assert again == {"status": "queued", "investigation": inv.id}
+        assert [s.id for s in await api.store.recent(None, 10)] == [inv.id]
+        assert await api.deliveries.pending() == 0
+
+
+async def test_a_process_that_dies_while_taking_a_delivery_in_leaves_it_to_the_next(
+    built_scenarios, tmp_path
+):
+    folder = built_scenarios["orders"]
+    body, headers = delivery()
+    async with alerting_on(folder, tmp_path, "first") as api:
+        finished = asyncio.Event()
+
+        async def crash(*_args: Any) -> bool:
+            finished.set()
+            raise ConnectionError("the process dies before it stores the outcome")
+
+        api.inbox.lease_seconds = 0.5
+        api.inbox.deliveries.finish = crash  # type: ignore[method-assign]
+        status, _, answer = await api.call(
+            "POST", "/hooks/sentry", None, data=body, headers=headers
+        )
+        assert status == 202 and answer["status"] == "accepted"
+        await asyncio.wait_for(finished.wait(), 10)
+        [started] = await api.store.recent(None, 10)  # it was stored, then the process died
+
+    async with alerting_on(folder, tmp_path, "second") as api:
+        taken = await api.outcome(headers["Request-ID"])
+        # The next process takes it in again: the investigation is the one already started.
+        assert taken == {"status": "queued", "investigation": started.id}
+        assert [s.id for s in await api.store.recent(None, 10)] == [started.id]

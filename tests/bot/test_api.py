@@ -23,10 +23,12 @@ from bot.config import Project, Projects, Settings
 from bot.http.mount import attach
 from bot.runtime import Runtime
 from bot.serve import assemble, slack_client
+from bot.usecases.inbox import Inbox
 from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
+from storage.deliveries import SqlDeliveries
 from storage.store import SqlStore
-from tests.bot.test_slack import recording
+from tests.bot.sentry_faults import held_calls
 from tests.fakes.github import FakeGitHub
 from tests.fakes.slack import FakeSlack
 
@@ -54,6 +56,17 @@ class Api:
     runtime: Runtime
     project: str
     slack: FakeSlack
+    deliveries: SqlDeliveries
+    inbox: Inbox
+
+    async def outcome(self, request_id: str, timeout: float = 30) -> dict[str, Any]:  # noqa: ASYNC109
+        """What a Sentry delivery answered `accepted` came to, once it is taken in."""
+        async with asyncio.timeout(timeout):
+            while True:
+                found = await self.deliveries.outcome(request_id)
+                if found is not None:
+                    return found
+                await asyncio.sleep(0.02)
 
     async def call(
         self,
@@ -103,15 +116,17 @@ async def running_api(
     tmp: Path,
     environ: dict[str, str] | None = None,
     max_concurrent: int | None = None,
+    database: Path | None = None,
     **project_settings: Any,
 ) -> AsyncIterator[Api]:
+    """`database`: the SQLite file (default in `tmp`), which another run may share."""
     scenario = load_scenario(folder)
     s = scenario.scope
     project = Project.for_scope(
         s, **({"channels": ["C0ORDERS"], "require_other_approver": True} | project_settings)
     )
     projects = Projects(projects={project.key: project})
-    engine = create_engine(f"sqlite+aiosqlite:///{tmp / 'api.db'}")
+    engine = create_engine(f"sqlite+aiosqlite:///{database or tmp / 'api.db'}")
     await create_schema(engine)
     config = tmp / "projects.toml"
     config.write_text(OPERATORS.replace('"orders"', f'"{project.key}"'))
@@ -137,7 +152,7 @@ async def running_api(
             max_concurrent=max_concurrent,
         )
         web_app = bot.web_app(path="/slack/events")
-        attach(web_app, bot.cases, bot.store, env, config)
+        attach(web_app, bot.cases, bot.store, env, config, bot.inbox)
         runner = web.AppRunner(web_app)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -145,7 +160,17 @@ async def running_api(
         port = runner.addresses[0][1]
         tasks = bot.run(stop)
         try:
-            yield Api(f"http://127.0.0.1:{port}", http, bot.store, gh, runtime, project.key, slack)
+            yield Api(
+                f"http://127.0.0.1:{port}",
+                http,
+                bot.store,
+                gh,
+                runtime,
+                project.key,
+                slack,
+                SqlDeliveries(engine),
+                bot.inbox,
+            )
         finally:
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -302,15 +327,7 @@ async def test_from_start_to_one_published_issue_with_the_stream_following(api):
 
 
 async def test_rerun_stops_a_running_investigation_and_starts_afresh(api):
-    gate = asyncio.Event()
-    sentry = recording(api.runtime)
-    healthy = sentry.call_tool
-
-    async def slow(name: str, arguments: dict[str, Any]):
-        await gate.wait()
-        return await healthy(name, arguments)
-
-    sentry.call_tool = slow
+    gate = held_calls(api.runtime)
     old_id = await api.start()
     await api.settled(old_id, State.RUNNING)
     status, _, e = await api.call("POST", f"/investigations/{old_id}/rerun", "vic")
@@ -383,3 +400,91 @@ async def test_the_openapi_document_is_generated_from_the_models(api):
     schemas = doc["components"]["schemas"]
     assert "expectedDraftVersion" in schemas["DraftEdit"]["properties"]
     assert doc["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
+
+
+async def frames(
+    api: Api, inv_id: str, until: str, last_event_id: str | None = None
+) -> list[tuple[str | None, str, Any]]:
+    """(id, event, data) of each frame up to the first `until` event; a comment is
+    (None, ":", its text), and `until=":"` stops at the first one."""
+    got: list[tuple[str | None, str, Any]] = []
+    headers = {"Authorization": f"Bearer {TOKENS['vic']}"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id
+    async with api.http.get(f"{api.base}/investigations/{inv_id}/events", headers=headers) as r:
+        assert r.status == 200
+        frame_id, event = None, None
+        async with asyncio.timeout(20):
+            async for raw in r.content:
+                line = raw.decode().rstrip("\n")
+                if line.startswith(":"):
+                    got.append((None, ":", line[1:].strip()))
+                    if until == ":":
+                        return got
+                elif line.startswith("id: "):
+                    frame_id = line.removeprefix("id: ")
+                elif line.startswith("event: "):
+                    event = line.removeprefix("event: ")
+                elif line.startswith("data: ") and event:
+                    got.append((frame_id, event, json.loads(line.removeprefix("data: "))))
+                    if event == until:
+                        return got
+    raise AssertionError(f"the stream ended before {until}: {got}")
+
+
+async def test_a_stream_resumed_with_last_event_id_sends_only_what_was_missed(api, monkeypatch):
+    inv_id = await api.start()
+    await api.settled(inv_id, State.COMPLETED)
+    history = await frames(api, inv_id, until="state")
+    again = await frames(api, inv_id, until="state")
+    assert [i for i, _, _ in again] == [i for i, _, _ in history]  # the ids are positions
+    assert len({i for i, _, _ in history}) == len(history)
+    cards = [data["id"] for _, kind, data in history if kind == "evidence"]
+    assert len(cards) >= 3
+
+    # Dropped after the second card: the rest, from the third card on, and nothing before.
+    second = next(i for i, kind, data in history if kind == "evidence" and data["id"] == "E2")
+    rest = await frames(api, inv_id, until="state", last_event_id=second)
+    assert [data["id"] for _, kind, data in rest if kind == "evidence"] == cards[2:]
+    assert [kind for _, kind, _ in rest] == [kind for _, kind, _ in history][2:]
+    assert [i for i, _, _ in rest] == [i for i, _, _ in history][2:]
+
+    # Up to date: nothing is sent again; an idle stream gets keep-alive comments.
+    monkeypatch.setattr("bot.http.events.KEEPALIVE_SECONDS", 0.2)
+    last = history[-1][0]
+    assert await frames(api, inv_id, until=":", last_event_id=last) == [(None, ":", "keep-alive")]
+    # An id that is not a position: the whole history.
+    assert await frames(api, inv_id, until="state", last_event_id="evidence:E9") == history
+
+
+async def test_unknown_ids_and_wrong_content_types_are_refused_and_change_nothing(api):
+    inv_id = await api.start()
+    inv = await api.settled(inv_id, State.COMPLETED)
+    assert inv.draft is not None
+    ref = {"draftVersion": inv.draft.version, "hash": inv.draft.hash}
+    edit = {"expectedDraftVersion": inv.draft.version, "title": "t", "body": "b"}
+    for method, path, body in [
+        ("GET", "/investigations/nope", None),
+        ("PUT", "/investigations/nope/draft", edit),
+        ("POST", "/investigations/nope/messages", {"text": "release 1.4.2"}),
+        ("POST", "/investigations/nope/issue", ref),
+        ("POST", "/investigations/nope/rerun", None),
+        ("GET", "/investigations/nope/events", None),
+    ]:
+        status, headers, e = await api.call(method, path, body=body)
+        assert status == 404 and e["error"]["code"] == "not_found", (method, path, e)
+        assert headers["Content-Type"].startswith("application/json")
+    # A JSON body sent as something else is refused: a form, plain text, no type at all.
+    for kind in ("application/x-www-form-urlencoded", "text/plain", None):
+        headers = {"Content-Type": kind} if kind else {}
+        raw = json.dumps(edit).encode()
+        status, _, e = await api.call(
+            "PUT", f"/investigations/{inv_id}/draft", data=raw, headers=headers
+        )
+        assert 400 <= status < 500 and "error" in e, (kind, status, e)
+        raw = json.dumps({"project": api.project, "question": "errores"}).encode()
+        status, _, e = await api.call("POST", "/investigations", data=raw, headers=headers)
+        assert 400 <= status < 500 and "error" in e, (kind, status, e)
+    after = await api.store.load(inv_id)
+    assert after.draft == inv.draft and after.state is State.COMPLETED
+    assert [s.id for s in await api.store.recent(None, 10)] == [inv_id]

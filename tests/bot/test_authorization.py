@@ -19,8 +19,8 @@ from urllib.parse import urlencode
 import pytest
 
 from agent.domain import Investigation, State
-from agent.errors import SourceUnavailable
 from bot.slack import blocks
+from tests.bot.sentry_faults import outage_on_call
 from tests.bot.test_slack import (
     APPROVER,
     CHANNEL,
@@ -28,7 +28,6 @@ from tests.bot.test_slack import (
     Bot,
     bot_keys,
     button,
-    recording,
     running_bot,
     wait_until,
 )
@@ -212,18 +211,7 @@ async def test_discard_takes_an_approver_in_the_thread(built_scenarios, tmp_path
 
 async def test_continue_by_the_requester_from_the_thread_only(served):
     bot = served
-    calls = 0
-    sentry = recording(bot.runtime)
-    healthy = sentry.call_tool
-
-    async def flaky(name: str, arguments: dict[str, Any]):
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            raise SourceUnavailable("Sentry answered 503")
-        return await healthy(name, arguments)
-
-    sentry.call_tool = flaky
+    outage_on_call(bot.runtime)
     await bot.command("errores al guardar pedidos")
     stopped = await bot.settled(State.STOPPED)
     await bot.slack.wait_for(lambda s: "diagnosis" in bot_keys(s), timeout=10)

@@ -19,6 +19,7 @@ from bot.usecases.investigations import Investigations
 from bot.usecases.ports import Callbacks
 from bot.usecases.results import Done
 from recorded.scenario import load_scenario
+from storage.admission import SqlAdmission
 from storage.db import create_engine, create_schema
 from storage.idempotency import SqlIdempotency
 from storage.jobs import SqlJobQueue
@@ -53,7 +54,7 @@ async def cases_for(tmp: Path, project: Project, **gates) -> tuple[Investigation
         Callbacks(lambda: None, lambda _id: None),
         keys=SqlIdempotency(engine),
         clock=lambda: NOW,
-        gates=Gates(store, projects, clock=lambda: NOW, **gates),
+        gates=Gates(SqlAdmission(engine, store), projects, clock=lambda: NOW, **gates),
     )
     return cases, store
 

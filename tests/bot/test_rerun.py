@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 import pytest
 
 from agent.domain import State
-from agent.errors import SourceUnavailable
 from bot.slack import blocks
+from tests.bot.sentry_faults import outage_on_call
 from tests.bot.test_authorization import TEAM, WRONG, click, ephemerals_to, expect_refusal, post
 from tests.bot.test_slack import (
     APPROVER,
@@ -24,7 +24,6 @@ from tests.bot.test_slack import (
     REQUESTER,
     Bot,
     bot_key,
-    recording,
     running_bot,
     wait_until,
 )
@@ -124,18 +123,7 @@ async def test_rerun_of_a_finished_investigation_in_its_own_thread(served):
 
 async def test_an_approver_reruns_a_stopped_run_in_the_language_of_the_click(served):
     bot = served
-    calls = 0
-    sentry = recording(bot.runtime)
-    healthy = sentry.call_tool
-
-    async def flaky(name: str, arguments: dict[str, Any]):
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            raise SourceUnavailable("Sentry answered 503")
-        return await healthy(name, arguments)
-
-    sentry.call_tool = flaky
+    outage_on_call(bot.runtime)
     await bot.command("errores al guardar pedidos")
     stopped = await bot.settled(State.STOPPED)
     assert stopped.scope.language != "en"

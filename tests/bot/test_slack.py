@@ -20,7 +20,6 @@ from aiohttp import web
 
 from agent.budget import Limits
 from agent.domain import State
-from agent.errors import SourceUnavailable
 from agent.publish.github import GitHubIssues
 from bot.config import Project, Projects, Settings
 from bot.runtime import Runtime
@@ -29,6 +28,7 @@ from recorded.scenario import clone, load_scenario
 from storage.db import create_engine, create_schema
 from storage.store import SqlStore
 from storage.surface import SqlSurfaceMessages
+from tests.bot.sentry_faults import outage_on_call
 from tests.fakes.github import FakeGitHub
 from tests.fakes.slack import FakeSlack, signed_headers
 
@@ -352,12 +352,6 @@ async def test_a_clarification_round_trip_in_the_thread(built_scenarios, tmp_pat
         assert done.diagnosis.suspect.commit == commit
 
 
-def recording(runtime: Runtime) -> Any:
-    """The recorded Sentry export behind the one project's pins."""
-    (sources,) = runtime.projects.values()
-    return sources.sentry.inner  # type: ignore[attr-defined]
-
-
 def bot_key(message: dict[str, Any]) -> str | None:
     meta = message.get("metadata") or {}
     return meta["event_payload"]["key"] if meta.get("event_type") == "incident_bot" else None
@@ -434,17 +428,7 @@ async def test_app_home_lists_the_users_investigations(bot):
 
 
 async def test_a_run_stopped_by_a_source_outage_continues(bot):
-    calls = 0
-    healthy = recording(bot.runtime).call_tool
-
-    async def flaky(name: str, arguments: dict[str, Any]):
-        nonlocal calls
-        calls += 1
-        if calls == 2:
-            raise SourceUnavailable("Sentry answered 503")
-        return await healthy(name, arguments)
-
-    recording(bot.runtime).call_tool = flaky  # type: ignore[method-assign]
+    outage_on_call(bot.runtime)
     if True:
         await bot.command("errores al guardar pedidos")
         stopped = await bot.settled(State.STOPPED)

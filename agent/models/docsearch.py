@@ -2,11 +2,12 @@
 whether a passage found is about them.
 
 The names come from the failing path, in order of how much they say: what the exception's
-text names (a key, a field, a value), what the crash line reads and calls, the crashing
-function and its class or module, the keys and names the suspect change touches, the
-other functions of the stack, and the entry point (the endpoint, the job). File paths are
-left out: a page that names a file is a map of the code, not a statement of behaviour, and
-it would win every search that names one.
+text names (a key, a field, a value), what the crash line and the lines above it read and
+call, the crashing function and its class or module, the keys and names the suspect change
+touches, the other functions of the stack. Left out: file paths (a page that names a file
+is a map of the code, not a statement of behaviour, and would win every search naming
+one), the lines that log or report the error, and the endpoint's words, which are most
+often the application's own name and pull in its README's title and every API page.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlparse
 
 from agent import stacktrace
 from agent.models import changes
@@ -205,10 +205,10 @@ def specific(term: str) -> bool:
     return bool(re.search(r"[_.$]|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]|\w-\w|^[A-Z0-9]{3,}$", core))
 
 
-def _add_text(names: Names, text: str, *, all_specific: bool = False) -> None:
+def _add_text(names: Names, text: str) -> None:
     """The identifiers of a message or a line of code; a dotted name also by its parts."""
     for term in stacktrace.identifiers(text):
-        names.add(term, specific=all_specific or specific(term))
+        names.add(term, specific=specific(term))
         if "." in term:
             for piece in term.split("."):
                 names.add(piece, specific=specific(piece))
@@ -229,25 +229,6 @@ def class_of(function: str, module: str, path: str) -> str:
     return stem if stem[:1].isupper() else ""
 
 
-def entry_names(event: Mapping[str, Any]) -> list[str]:
-    """The entry point the events carry: the endpoint's path segments, the job's class."""
-    out: list[str] = []
-    for entry in event.get("entries") or []:
-        if isinstance(entry, Mapping) and entry.get("type") == "request":
-            url = str((entry.get("data") or {}).get("url") or "")
-            path = urlparse(url).path if "//" in url else url
-            out += [s for s in path.split("/") if s and not re.search(r"\d", s)]
-    for key in ("contexts", "context", "extra"):
-        value = event.get(key)
-        if isinstance(value, Mapping):
-            for ctx in value.values():
-                if isinstance(ctx, Mapping):
-                    for k in ("job_class", "task_name", "job", "queue"):
-                        if isinstance(ctx.get(k), str):
-                            out.append(ctx[k].rsplit(".", 1)[-1])
-    return out
-
-
 def failing_names(
     *,
     exc_value: str,
@@ -256,7 +237,6 @@ def failing_names(
     frame: stacktrace.Frame,
     path: str,
     change: changes.Change | None,
-    event: Mapping[str, Any],
 ) -> Names:
     names = Names(source="exception")
     # The exception's own text is prose around a name: only the names count (a quoted key,
@@ -294,15 +274,6 @@ def failing_names(
         # crash line only shows the symptom, and its names would pull the search towards
         # the page about it. The change's lead.
         names.lead = ("exception", "change")
-    names.source = "stack lines"  # they fill a short query, as when the crash frame is a
-    if crash is not None:  # handler that reports the panic of a frame below it
-        for fr, _ in reversed(crash.stack):
-            line = changes.code_of(fr.context_line or "")
-            if line.strip() and not logging_line(line):
-                _add_text(names, line)
-    names.source = "entry"  # last: the endpoint's words are often the application's name
-    for name in entry_names(event):
-        names.add(name, specific=False)
     return names
 
 

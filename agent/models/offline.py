@@ -598,7 +598,6 @@ def doc_query(a: Analysis) -> str:
         frame=a.frame,
         path=a.path,
         change=a.change,
-        event=a.event,
     )
     a.doc_terms = a.doc_names.specific + a.doc_names.words
     return a.doc_names.query()

@@ -342,7 +342,16 @@ def mentioned(text: str, names: Names) -> list[str]:
     File paths are taken out of the passage first: a page that lists files names their
     classes without saying anything of how they behave."""
     prose = _PATH.sub(" ", text)
-    anywhere, code = _words(prose), _words(_PATH.sub(" ", code_text(text)))
+    written = _PATH.sub(" ", code_text(text))
+    anywhere, code = _words(prose), _words(written)
+    # A plain word also counts as a part of an identifier written as code: `ways` in
+    # `split_ways`, `region` in `BILLING_REGION` (the code names the part, the page the key).
+    code |= {
+        p.lower()
+        for w in re.findall(_WORD, written)
+        for p in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", w)
+        if len(p) >= 4
+    }
 
     def stated(name: str, identifier: bool) -> bool:
         return norm(name) in (anywhere if identifier else code)

@@ -173,6 +173,9 @@ def test_a_plain_word_is_stated_only_where_the_page_writes_it_as_code() -> None:
     names.add("invoiceRegionKey", specific=True)
     assert docsearch.mentioned("Every invoice has a region.", names) == []
     assert docsearch.mentioned("`region` may be absent.", names) == ["region"]
+    # or as a part of an identifier it writes as code: the code names the part, the page the key
+    assert docsearch.mentioned("It comes from `BILLING_REGION`.", names) == ["region"]
+    assert docsearch.mentioned("It comes from `REG`.", names) == []
     # an identifier counts anywhere, in any spelling; a file path does not
     assert docsearch.mentioned("the invoice_region_key helper", names) == ["invoiceRegionKey"]
     assert docsearch.mentioned("see `src/InvoiceRegionKey.java`", names) == []

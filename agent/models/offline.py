@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent import finding, stacktrace
+from agent import finding, stacktrace, trigger
 from agent.domain import Message, Scope, ToolCall
 from agent.models import changes, docsearch, relevance
 from agent.models.words import Words, words_for
@@ -663,32 +663,46 @@ ABSENCE = {
 
 
 def best_line(text: str, terms: list[str], nullish: bool = False) -> str | None:
-    """The line of a passage that says most about the terms (and about absence, if nullish)."""
+    """The line of a passage that says most about the terms (and about absence, if nullish).
+
+    A statement is prose: a line of a code block is quoted only when no prose line says
+    anything, and a line holding an e-mail address (sample data of a person) never is."""
     wanted = set().union(*(changes.parts(t) for t in terms), set())
-    best, best_score = None, 0
-    for line in logical_lines(text):
+    best, best_score = None, (0, 0)
+    for line, code in logical_lines(text):
         s = line.strip()
-        if not s or s.startswith("#") or set(s) <= set("|-: `"):
+        if not s or s.startswith("#") or set(s) <= set("|-: `") or trigger.EMAIL.search(s):
             continue
         found = changes.words_of(s)
         score = len(found & wanted)
         if nullish:
             score += len(ABSENCE & set(re.findall(r"\w+", s.lower())))
-        if score > best_score:
-            best, best_score = s, score
+        ranked = (0 if code else 1, score) if score else (0, 0)
+        if ranked > best_score:
+            best, best_score = s, ranked
     return best
 
 
-def logical_lines(text: str) -> list[str]:
-    """Lines with their wrapped continuations joined; list markers dropped."""
-    out: list[str] = []
+def logical_lines(text: str) -> list[tuple[str, bool]]:
+    """Lines with their wrapped continuations joined, list markers dropped, each with
+    whether it is a line of a fenced code block (kept alone, never joined)."""
+    out: list[tuple[str, bool]] = []
+    fenced = False
     for raw in text.splitlines():
         line = raw.strip()
-        starts = not line or re.match(r"^([-*+]|\d+[.)]|#|\||>|```)", line)
-        if out and line and not starts and out[-1] and not out[-1].startswith(("#", "|")):
-            out[-1] += " " + line
+        if re.match(r"^(```|~~~)", line):
+            fenced = not fenced
+            out.append(("", False))
+            continue
+        if fenced:
+            out.append((line, True))
+            continue
+        starts = not line or re.match(r"^([-*+]|\d+[.)]|#|\||>)", line)
+        last = out[-1] if out else ("", True)
+        if line and not starts and last[0] and not last[1] and not last[0].startswith(("#", "|")):
+            out[-1] = (f"{last[0]} {line}", False)
         else:
-            out.append(re.sub(r"^([-*+]|\d+[.)])\s+", "", line))
+            out.append((re.sub(r"^([-*+]|\d+[.)])\s+", "", line), False))
     return out
 
 

@@ -11,7 +11,15 @@ import pytest
 
 from agent import stacktrace
 from agent.models import changes, docsearch
-from agent.models.offline import DOCS, Analysis, Result, Trail, doc_found, next_doc_query
+from agent.models.offline import (
+    DOCS,
+    Analysis,
+    Result,
+    Trail,
+    best_line,
+    doc_found,
+    next_doc_query,
+)
 from recorded.sources import RECORDED_DOCS
 from search.repo import RepoDocs
 from tests.gitrepo import git
@@ -267,3 +275,18 @@ def test_with_no_page_about_the_failure_nothing_is_cited(names) -> None:
     trail.results[DOCS] = [docs_result(a.doc_query, [general], "E7")]
     assert next_doc_query(trail, a) is None  # every name was searched already
     assert doc_found(trail, a) is None
+
+
+def test_the_quote_is_a_prose_statement_never_sample_data_of_a_person() -> None:
+    text = (
+        "Each message is one JSON argument; `lineas` lists the order lines.\n\n"
+        "```json\n"
+        '{"cliente": {"email": "ana@example.com"}, "lineas": [{"sku": "CAF-1"}]}\n'
+        '{"lineas": []}\n'
+        "```\n"
+    )
+    assert best_line(text, ["lineas"]) == (
+        "Each message is one JSON argument; `lineas` lists the order lines."
+    )
+    code_only = "# Example\n\n```json\n" + text.split("```json\n", 1)[1]
+    assert best_line(code_only, ["lineas"]) == '{"lineas": []}'

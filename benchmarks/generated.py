@@ -58,15 +58,13 @@ def grade(doc: dict, expected: dict) -> dict:
     ids = {ev["id"] for ev in doc.get("evidence") or []}
     facts = diagnosis.get("facts") or []
     cited_ok = bool(facts) and all(f.get("evidence") and set(f["evidence"]) <= ids for f in facts)
-    doc_ok = None
-    if expected.get("contract_doc"):
-        cited = {e for f in facts for e in f.get("evidence") or []}
-        doc_ok = any(
-            ev.get("source") == "docs"
-            and ev.get("path") == expected["contract_doc"]
-            and ev["id"] in cited
-            for ev in doc.get("evidence") or []
-        )
+    cited = {e for f in facts for e in f.get("evidence") or []}
+    docs_cited = {
+        ev.get("path")
+        for ev in doc.get("evidence") or []
+        if ev.get("source") == "docs" and ev["id"] in cited
+    }
+    doc_ok = expected["contract_doc"] in docs_cited if expected.get("contract_doc") else None
     return {
         "status": doc.get("status"),
         "localization": localization,
@@ -76,6 +74,8 @@ def grade(doc: dict, expected: dict) -> dict:
         "confidence": diagnosis.get("confidence") or "none",
         "citations": cited_ok,
         "contract_doc": doc_ok,
+        # a doc cited that is not the contract (for an incident with none, any doc cited)
+        "wrong_doc": bool(docs_cited - {expected.get("contract_doc")}),
         "tool_calls": (doc.get("stats") or {}).get("tool_calls", 0),
         "loop_seconds": (doc.get("stats") or {}).get("wall_seconds", 0.0),
         "suspect": f"{path}:{start} @{(claimed or '-')[:7]}",
@@ -119,6 +119,12 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
     print(f"citations            {pct([r['citations'] for r in rows])}")
     docs = [r["contract_doc"] for r in rows if r["contract_doc"] is not None]
     print(f"contract doc cited   {pct(docs)}   ({len(docs)} incidents have one)")
+    none = [r["wrong_doc"] for r in rows if r["contract_doc"] is None]
+    other = [r["wrong_doc"] for r in rows if r["contract_doc"] is not None]
+    print(
+        f"other doc cited      {pct(none)} of {len(none)} with no contract, "
+        f"{pct(other)} of {len(other)} with one"
+    )
     print(f"completed            {pct([r['status'] == 'COMPLETED' for r in rows])}")
     tools = [r["tool_calls"] for r in rows]
     print(f"tool calls           median {statistics.median(tools):g}, max {max(tools)}")
@@ -152,7 +158,7 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
         print(f"\nby {key}:")
         print(
             f"  {'':18} {'n':>4} {'local.':>7} {'fault':>7} {'commit':>7} {'correct':>8} "
-            f"{'high':>5} {'high ok':>8}"
+            f"{'high':>5} {'high ok':>8} {'doc':>7}"
         )
         for name in sorted(groups, key=str):
             g = groups[name]
@@ -161,7 +167,8 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
                 f"  {name!s:18} {len(g):4d} {pct([r['localization'] for r in g]):>7} "
                 f"{pct([r['on_fault'] for r in g]):>7} {pct([r['commit'] for r in g]):>7} "
                 f"{pct([r['correct'] for r in g]):>8} {len(high):5d} "
-                f"{pct([r['correct'] for r in high]):>8}"
+                f"{pct([r['correct'] for r in high]):>8} "
+                f"{pct([r['contract_doc'] for r in g if r['contract_doc'] is not None]):>7}"
             )
     misses = [r for r in rows if not r["correct"]]
     print(f"\nmisses ({len(misses)}): seed lang kind position — expected fault / got")

@@ -12,10 +12,11 @@ from agent.tools.mcp import McpToolset
 from agent.tools.sentry_mcp import sentry_pins
 from recorded.scenario import Scenario
 from recorded.sentry import RecordedSentry
-from search.repo import RepoDocs
+from search.repo import DEFAULT_PATHS, RepoDocs
 
-# A recording's docs are its docs/ folder (../shared/scenarios/README.md).
-RECORDED_DOCS = ("docs/",)
+# A recording's docs: its docs/ folder (../shared/scenarios/README.md) and, as a live
+# project's by default, the top-level README, where a small project states its contract.
+RECORDED_DOCS = DEFAULT_PATHS
 
 
 def recorded_sources(

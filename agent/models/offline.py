@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from agent import finding, stacktrace
+from agent import finding, stacktrace, trigger
 from agent.domain import Message, Scope, ToolCall
-from agent.models import changes, relevance
+from agent.models import changes, docsearch, relevance
 from agent.models.words import Words, words_for
 from agent.ports import ModelResponse, ToolSpec
 
@@ -189,7 +189,9 @@ class OfflineInvestigator:
             if ASK in offered and trail.asked == 0:
                 return ASK, {"question": self.words.which_revision}
             sha = "HEAD"  # nobody to ask: read the newest code, and say so
-        finder = FIND_FILES if FIND_FILES in offered else LIST_FILES
+        # The finder used before, even once the catalog narrows and no longer offers it.
+        used = trail.last(FIND_FILES) is not None
+        finder = FIND_FILES if FIND_FILES in offered or used else LIST_FILES
         listing = trail.last(finder)
         if listing is None or trail.due(finder):
             if finder == LIST_FILES:
@@ -220,8 +222,9 @@ class OfflineInvestigator:
             # The fault is in an older commit of another file: read that file at the
             # release to find the line there.
             return SHOW, {"revision": f"{sha}:{analysis.change.path}"}  # type: ignore[union-attr]
-        if DOCS in offered and trail.last(DOCS) is None and analysis and analysis.doc_query:
-            return DOCS, {"query": analysis.doc_query}
+        query = next_doc_query(trail, analysis) if analysis is not None else None
+        if DOCS in offered and query:
+            return DOCS, {"query": query}
         if (
             analysis is not None
             and ASK in offered
@@ -445,18 +448,16 @@ class OfflineInvestigator:
             if quote:
                 fact["quote"] = quote
             facts.append(fact)
-        docs = trail.ok(DOCS)
+        found = doc_found(trail, a)
         doc_path = None
-        if docs is not None:
-            passages = (docs.data or {}).get("passages") or []
-            if passages:
-                top = passages[0]
-                doc_path = top["path"]
-                quote = best_line(top["text"], a.doc_terms, a.nullish)
-                fact = {"text": w.doc_fact(top, quote), "evidence": [docs.evidence_id]}
-                if quote:
-                    fact["quote"] = quote
-                facts.append(fact)
+        if found is not None:
+            docs, top = found
+            doc_path = top["path"]
+            quote = best_line(top["text"], a.doc_terms, a.nullish)
+            fact = {"text": w.doc_fact(top, quote), "evidence": [docs.evidence_id]}
+            if quote:
+                fact["quote"] = quote
+            facts.append(fact)
         suspect_path, line, commit = a.suspect()
         confidence, raised, lowered = a.confidence()
         hyps.append(w.hypothesis(a))
@@ -517,6 +518,7 @@ class Analysis:
     needs_file: bool = False
     doc_query: str = ""
     doc_terms: list[str] = field(default_factory=list)
+    doc_names: docsearch.Names = field(default_factory=docsearch.Names)
     ranking: list[changes.Change] = field(default_factory=list)
     root: str | None = None  # the root commit of the history read, when it was reached
 
@@ -613,49 +615,59 @@ def confirmed(ranking: list[changes.Change], answers: list[str]) -> list[changes
     return ranking
 
 
-def technical(term: str, source: str) -> bool:
-    """An identifier rather than a word of prose: quoted, dotted, snake_ or camelCase."""
-    return bool(
-        re.search(r"[_.$]|[a-z][A-Z]|^[A-Z][a-z]+[A-Z]", term)
-        or re.search(rf"[\"'`]{re.escape(term)}[\"'`]", source)
-    )
-
-
 def doc_query(a: Analysis) -> str:
-    """Identifiers the docs would name: the exception's, the fault's, the keys it reads.
+    """The first search of the docs: the names on the failing path (agent/models/docsearch)."""
+    a.doc_names = docsearch.failing_names(
+        exc_value=str(a.exc.value or ""),
+        crash=a.crash,
+        crash_code=a.crash_code,
+        frame=a.frame,
+        path=a.path,
+        change=a.change,
+    )
+    a.doc_terms = a.doc_names.specific + a.doc_names.words
+    return a.doc_names.query()
 
-    When the fault lies in another file, the crash line only shows the symptom: its words
-    would pull the search towards the wrong page, so the fault's words lead."""
-    value = str(a.exc.value or "")
-    terms = [t for t in a.exception_terms() if technical(t, value)]
-    elsewhere = a.change is not None and a.change.path != a.path
-    if a.change is not None:
-        terms += stacktrace.identifiers(a.change.text)
-    if elsewhere:
-        assert a.change is not None
-        terms.append(a.change.path)  # docs that name the file are about it
-        terms.append(a.change.path.rsplit("/", 1)[-1].rsplit(".", 1)[0])
-    else:
-        terms.append(changes.last_segment(a.frame.function or ""))
-        stem = a.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        if stem[:1].isupper():  # a class named after its file, as in Java or PHP
-            terms.append(stem)
-    if a.crash is not None:  # keys the failing code reads, such as a config key
-        for line in a.crash.nearby:
-            terms += re.findall(r"""["']([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+)["']""", line)
-    if not elsewhere:
-        terms += a.crash_terms()
-    if a.change is not None:
-        terms += sorted(changes.defined_names(a.change.hunk))
-    seen: dict[str, None] = {}
-    for t in terms:
-        for piece in [t, *re.split(r"[.]", t or "")] if "." in (t or "") else [t]:
-            if "/" in piece or (
-                changes.useful(piece) and piece.lower() not in {s.lower() for s in seen}
-            ):
-                seen[piece] = None
-    a.doc_terms = list(seen)[:10]
-    return " ".join(a.doc_terms)
+
+def next_doc_query(trail: Trail, a: Analysis) -> str | None:
+    """The next search of the docs, or None when what was found will do (or nothing will).
+
+    A second search only when the first one's top passage states none of the failing
+    names: with the names another passage states, when one does, else with the next names
+    of the failing path."""
+    done = [r for r in trail.results.get(DOCS, []) if not r.is_error]
+    asked = {str(r.arguments.get("query") or "") for r in trail.results.get(DOCS, [])}
+    if not a.doc_query:
+        return None
+    if not trail.results.get(DOCS):
+        return a.doc_query
+    if len(trail.results[DOCS]) >= 2 or not done:
+        return None
+    passages = (done[-1].data or {}).get("passages") or []
+    if passages and docsearch.mentioned(docsearch.passage_text(passages[0]), a.doc_names):
+        return None  # the ranking's best page states the failing names: it will do
+    index = docsearch.best(passages, a.doc_names)
+    if index > 0:  # another passage states the names: search by what it states
+        stated = docsearch.mentioned(docsearch.passage_text(passages[index]), a.doc_names)
+        query = " ".join(stated)
+    else:  # nothing stated: the next names of the failing path
+        query = a.doc_names.query(skip={t for q in asked for t in q.split()})
+    return query if query and query not in asked else None
+
+
+def doc_found(trail: Trail, a: Analysis) -> tuple[Result, dict[str, Any]] | None:
+    """The docs result whose top passage (the one its evidence cites) states most of the
+    failing names; None when no top passage states any: an unrelated page is not cited."""
+    found: tuple[int, Result, dict[str, Any]] | None = None
+    for r in trail.results.get(DOCS, []):
+        passages = ((r.data or {}).get("passages") or []) if not r.is_error else []
+        if not passages:
+            continue
+        top = passages[0]
+        count = len(docsearch.mentioned(docsearch.passage_text(top), a.doc_names))
+        if count and (found is None or count > found[0]):
+            found = (count, r, top)
+    return (found[1], found[2]) if found else None
 
 
 ABSENCE = {
@@ -677,32 +689,46 @@ ABSENCE = {
 
 
 def best_line(text: str, terms: list[str], nullish: bool = False) -> str | None:
-    """The line of a passage that says most about the terms (and about absence, if nullish)."""
+    """The line of a passage that says most about the terms (and about absence, if nullish).
+
+    A statement is prose: a line of a code block is quoted only when no prose line says
+    anything, and a line holding an e-mail address (sample data of a person) never is."""
     wanted = set().union(*(changes.parts(t) for t in terms), set())
-    best, best_score = None, 0
-    for line in logical_lines(text):
+    best, best_score = None, (0, 0)
+    for line, code in logical_lines(text):
         s = line.strip()
-        if not s or s.startswith("#") or set(s) <= set("|-: `"):
+        if not s or s.startswith("#") or set(s) <= set("|-: `") or trigger.EMAIL.search(s):
             continue
         found = changes.words_of(s)
         score = len(found & wanted)
         if nullish:
             score += len(ABSENCE & set(re.findall(r"\w+", s.lower())))
-        if score > best_score:
-            best, best_score = s, score
+        ranked = (0 if code else 1, score) if score else (0, 0)
+        if ranked > best_score:
+            best, best_score = s, ranked
     return best
 
 
-def logical_lines(text: str) -> list[str]:
-    """Lines with their wrapped continuations joined; list markers dropped."""
-    out: list[str] = []
+def logical_lines(text: str) -> list[tuple[str, bool]]:
+    """Lines with their wrapped continuations joined, list markers dropped, each with
+    whether it is a line of a fenced code block (kept alone, never joined)."""
+    out: list[tuple[str, bool]] = []
+    fenced = False
     for raw in text.splitlines():
         line = raw.strip()
-        starts = not line or re.match(r"^([-*+]|\d+[.)]|#|\||>|```)", line)
-        if out and line and not starts and out[-1] and not out[-1].startswith(("#", "|")):
-            out[-1] += " " + line
+        if re.match(r"^(```|~~~)", line):
+            fenced = not fenced
+            out.append(("", False))
+            continue
+        if fenced:
+            out.append((line, True))
+            continue
+        starts = not line or re.match(r"^([-*+]|\d+[.)]|#|\||>)", line)
+        last = out[-1] if out else ("", True)
+        if line and not starts and last[0] and not last[1] and not last[0].startswith(("#", "|")):
+            out[-1] = (f"{last[0]} {line}", False)
         else:
-            out.append(re.sub(r"^([-*+]|\d+[.)])\s+", "", line))
+            out.append((re.sub(r"^([-*+]|\d+[.)])\s+", "", line), False))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent.finding import failing, replay_phrase
+from agent.models.changes import exception_kinds
 from agent.report import code_span as q
 
 if TYPE_CHECKING:
@@ -40,6 +41,24 @@ def _removed(a: Analysis) -> str:
     return "; ".join(q(t, 150) for t in lines[:3])
 
 
+# The exception's kind, most telling first: a missing key is also "not found", a null
+# dereference is also a TypeError in JavaScript.
+KINDS = ("zero", "index", "null", "key", "format", "type")
+
+
+def _kind(a: Analysis) -> str:
+    kinds = exception_kinds(str(a.exc.type or ""), str(a.exc.value or ""))
+    return next((k for k in KINDS if k in kinds), "")
+
+
+def _code(a: Analysis, w: Words) -> str:
+    """The failing line, quoted; its function's name when the line was not read."""
+    if a.crash_code:
+        return q(a.crash_code, 120)
+    of = "el código de" if isinstance(w, Palabras) else "the code of"
+    return f"{of} {q(a.frame.function, 80)}"
+
+
 def _failing(a: Analysis, w: Words) -> str:
     """What fails, in the words of the incident: requests, jobs, a command."""
     return failing(a.event, "es" if isinstance(w, Palabras) else "en")
@@ -63,8 +82,8 @@ class Words:
         "No recent change explains the exception; the fault may predate the history read."
     )
     no_previous_release = (
-        "The previous release is not known: the change was found in the recent history of the "
-        "repository before the errors began."
+        "The previous release is not known: the history read is the repository's recent "
+        "history before the errors began."
     )
     no_docs = "No documentation about the identifiers involved was found."
     one_event = "Only the newest event was read in full; older events may differ."
@@ -138,17 +157,30 @@ class Words:
         )
 
     def hypothesis(self, a: Analysis) -> str:
+        where = f"{a.path}:{a.frame.lineno}"
         if a.change is None:
             return (
-                f"{a.exc.type} at {a.path}:{a.frame.lineno} comes from input or state that the "
-                f"code there does not handle; no change read explains it ({_failing(a, self)})."
+                f"{a.exc.type} at {where}: {self.unhandled(_kind(a), _code(a, self))}, for "
+                f"{_failing(a, self)}; no change read explains it."
             )
         c = a.change
         why = "; ".join(c.reasons[:3]) or "it touches what the failing code uses"
+        # "for the failing command", "for the failing requests": one verb fits both
         return (
-            f"Commit {c.sha[:7]} changed {c.path}:{a.suspect()[1]} ({why}), and with that "
-            f"change {_failing(a, self)} raise {a.exc.type} at {a.path}:{a.frame.lineno}."
+            f"Commit {c.sha[:7]} changed {c.path}:{a.suspect()[1]} ({why}); since that "
+            f"change, {a.exc.type} is raised at {where} for {_failing(a, self)}."
         )
+
+    def unhandled(self, kind: str, code: str) -> str:
+        """What the failing line meets that it does not handle, by the exception's kind."""
+        return {
+            "null": f"a value that {code} uses is missing (null)",
+            "key": f"a key or an entry that {code} reads is absent",
+            "index": f"an index on {code} goes past the data it is given",
+            "zero": f"a divisor on {code} is zero",
+            "format": f"a value that {code} parses is not in the format it expects",
+            "type": f"a value that {code} uses is not of the type it expects",
+        }.get(kind, f"{code} meets input or state that it does not handle")
 
     def candidate(self, a: Analysis, c: Any) -> str:
         why = "; ".join(c.reasons[:3]) or "shares words with the failure"
@@ -259,8 +291,8 @@ class Palabras(Words):
         "historial leído."
     )
     no_previous_release = (
-        "No se conoce la versión anterior: el cambio se buscó en el historial reciente del "
-        "repositorio anterior al inicio de los errores."
+        "No se conoce la versión anterior: se leyó el historial reciente del repositorio "
+        "anterior al inicio de los errores."
     )
     no_docs = "No se encontró documentación sobre los identificadores implicados."
     one_event = "Solo se leyó completo el evento más reciente; los anteriores podrían diferir."
@@ -337,17 +369,28 @@ class Palabras(Words):
         )
 
     def hypothesis(self, a: Analysis) -> str:
+        where = f"{a.path}:{a.frame.lineno}"
         if a.change is None:
             return (
-                f"{a.exc.type} en {a.path}:{a.frame.lineno} viene de una entrada o un estado que "
-                f"el código no trata; ningún cambio leído lo explica ({_failing(a, self)})."
+                f"{a.exc.type} en {where}: {self.unhandled(_kind(a), _code(a, self))}, en "
+                f"{_failing(a, self)}; ningún cambio leído lo explica."
             )
         c = a.change
         why = "; ".join(c.reasons[:3]) or "toca lo que usa el código que falla"
         return (
-            f"El commit {c.sha[:7]} cambió {c.path}:{a.suspect()[1]} ({why}), y con ese cambio "
-            f"{_failing(a, self)} lanzan {a.exc.type} en {a.path}:{a.frame.lineno}."
+            f"El commit {c.sha[:7]} cambió {c.path}:{a.suspect()[1]} ({why}); desde ese "
+            f"cambio se lanza {a.exc.type} en {where} en {_failing(a, self)}."
         )
+
+    def unhandled(self, kind: str, code: str) -> str:
+        return {
+            "null": f"falta (null) un valor que usa {code}",
+            "key": f"falta una clave o una entrada que lee {code}",
+            "index": f"un índice de {code} se sale de los datos que recibe",
+            "zero": f"un divisor de {code} vale cero",
+            "format": f"un valor que interpreta {code} no tiene el formato que espera",
+            "type": f"un valor que usa {code} no es del tipo que espera",
+        }.get(kind, f"{code} recibe una entrada o un estado que no trata")
 
     def candidate(self, a: Analysis, c: Any) -> str:
         why = "; ".join(c.reasons[:3]) or "comparte palabras con el fallo"

@@ -631,12 +631,14 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             if path.lower().endswith(DOCS):
                 continue
             for raw in f.get("hunks") or []:
-                hunk = raw
+                # Each hunk is followed to the release on its own: one that can be says
+                # nothing about the next one's numbering.
+                hunk, at_head = raw, newest
                 if not newest:
                     moved = at_release(raw, later.get(path, []))
                     if moved is not None:
-                        hunk, newest = moved, True
-                change = score_hunk(sig, commit, path, hunk, newest)
+                        hunk, at_head = moved, True
+                change = score_hunk(sig, commit, path, hunk, at_head)
                 if change is None:
                     continue
                 change.score += recency

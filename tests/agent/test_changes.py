@@ -475,3 +475,32 @@ def test_renaming_the_variable_the_crash_line_assigns_is_not_a_change():
         ),
     )
     assert rank(c, [rename]) == []
+
+
+def test_each_hunk_of_an_older_commit_is_mapped_to_the_release_on_its_own():
+    # An older commit with two hunks; a newer one inserted a line between them. The second
+    # hunk's lines move down by one; the first hunk following cleanly says nothing about it.
+    source = ["import x", "import y", "def last(items):", "    # note", "    n = len(items)"]
+    source.append("    return items[n]")
+    c = crash(
+        path="app/calc.py",
+        line=6,
+        function="last",
+        exc_type="IndexError",
+        exc_value="list index out of range",
+        code="    return items[n]",
+        nearby=source[2:6],
+        source=source,
+    )
+    top = hunk(1, [(2, "import y")], context=[(1, "import x")])
+    top["old_lines"], top["new_lines"] = 1, 2
+    bound = hunk(4, [(4, "    n = len(items)")], [(3, "    n = len(items) - 1")], old_start=3)
+    note = hunk(4, [(4, "    # note")], old_start=3)
+    note["old_lines"] = 0
+    history = [
+        commit("note", "2026-11-27T12:00:00Z", ("app/calc.py", [note])),
+        commit("bound", "2026-11-27T10:00:00Z", ("app/calc.py", [top, bound])),
+    ]
+    change = pick(c, history)
+    assert change is not None and change.sha == "bound"
+    assert change.line == 5 and change.text == "n = len(items)"

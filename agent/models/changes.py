@@ -237,6 +237,18 @@ def exception_kinds(exc_type: str, exc_value: str) -> set[str]:
 
 
 _COMPARISON = re.compile(r"<=|>=|<|>|==|!=")
+# Angle brackets that compare nothing: type arguments (`Map<String, List<Item>>`), arrows
+# (`->`, `=>`), shifts and the spaceship operator.
+_GENERIC = re.compile(r"(?<=[\w?])<\s*[A-Z?][\w\s,.?\[\]]*(?:<[\w\s,.?\[\]]*>[\w\s,.?\[\]]*)*>")
+_NOT_COMPARISON = re.compile(r"->|=>|<=>|<<|>>|::")
+
+
+def comparisons(text: str) -> list[str]:
+    """The comparison operators of a line, in order: not the brackets of a type argument nor
+    the `>` of an arrow, so that a changed signature or a PHP `->` is not a changed bound."""
+    return _COMPARISON.findall(_NOT_COMPARISON.sub(" ", _GENERIC.sub(" ", text)))
+
+
 _BOUND = re.compile(r"\blen\(|\.length\b|\.size\(|\bcount\(|\brange\(|[-+]\s*1\b|\[[^\]]*:[^\]]*\]")
 _CONVERSION = re.compile(
     r"\b(int|float|str|bool|Number|String|parseInt|parseFloat|Integer\.parseInt|Long\.parse\w*|"
@@ -255,6 +267,7 @@ def fits_kind(
     denominators: frozenset[str] = frozenset(),
     assigned: frozenset[str] = frozenset(),
     uses: frozenset[str] = frozenset(),
+    indexes: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why a change is of the kind that raises the exception, or None.
 
@@ -281,11 +294,25 @@ def fits_kind(
         and keys_read(before) != keys_read(after)
     ):
         return "changes the key a value is looked up by, so it can now be missing"
+    # The position the failing line reads at (`lines[last]`, `rows.get(i)`) computed
+    # otherwise: past the end, JavaScript gives undefined, Ruby and PHP nil/null, Python,
+    # Java or Go an index error.
+    if (
+        kinds & {"null", "index"}
+        and indexes & assigned
+        and (
+            _BOUND.findall(before) != _BOUND.findall(after)
+            or comparisons(before) != comparisons(after)
+            or re.findall(r"\b\d+\b", before) != re.findall(r"\b\d+\b", after)
+        )
+    ):
+        names = ", ".join(sorted(indexes & assigned))
+        return f"changes {names}, the position the failing line reads at"
     if "null" in kinds and _FILTER.findall(before) != _FILTER.findall(after):
         return "changes a filter, so a lookup can now find nothing"
     if "index" in kinds and (
         _BOUND.findall(before) != _BOUND.findall(after)
-        or _COMPARISON.findall(before) != _COMPARISON.findall(after)
+        or comparisons(before) != comparisons(after)
         or re.findall(r"\[[^\]]*\]", before) != re.findall(r"\[[^\]]*\]", after)
     ):
         return "changes an index or a bound"
@@ -300,7 +327,7 @@ def fits_kind(
     if "zero" in kinds and (
         re.search(r"[^/]/[^/*]|%", f" {before} {after} ")
         or _FILTER.findall(before) != _FILTER.findall(after)
-        or _COMPARISON.findall(before) != _COMPARISON.findall(after)
+        or comparisons(before) != comparisons(after)
     ):
         return "changes a division or what its denominator counts"
     if "key" in kinds:
@@ -527,6 +554,7 @@ class Signals:
     function_lines: tuple[int, int]  # the crashing function's first line .. the crash line
     imports: set[str]  # what the crashing file imports
     denominators: set[str]  # what the failing code divides by
+    indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -571,6 +599,14 @@ class Signals:
             kinds=crash.kinds,
             function_lines=(start, crash.line),
             imports=imported(crash.source),
+            indexes={
+                n.lower()
+                for n in re.findall(
+                    r"(?:\[\s*|\.(?:get|at|fetch|elementAt|getOrNull)\(\s*)\$?([A-Za-z_]\w*)\s*[\])]",
+                    code_of(code),
+                )
+            }
+            - NOISE,
             denominators={
                 n.lower()
                 for line in [code, *nearby]
@@ -779,7 +815,9 @@ def score_hunk(
         first, _ = sig.function_lines
         distance = min(abs(crash.line - n) for n in lines)
         inside = any(first <= n <= crash.line for n in lines)
-        if start <= crash.line <= end:
+        # Statements below the crash line had not run when it failed: a hunk that spans the
+        # crash line but changes only what follows it is not "around" it.
+        if start <= crash.line <= end and min(lines) <= crash.line:
             score += 3
             reasons.append("changes the code around the crash line")
         if inside:
@@ -886,7 +924,9 @@ def score_hunk(
         score += 3
         reasons.append(f"removes {', '.join(sorted(gone))}, named by the exception")
     named = {
-        lit for lit in sig.literals if any(lit in t.lower() for t in changed_text) and useful(lit)
+        lit
+        for lit in sig.literals
+        if useful(lit) and any(mentions_literal(lit, t) for t in changed_text)
     }
     if named and not gone:
         score += 2.5 if linked else 1.0
@@ -902,6 +942,7 @@ def score_hunk(
             denominators=frozenset(sig.denominators),
             assigned=frozenset(written),
             uses=frozenset(n for n, d in sig.path_names.items() if d <= 1),
+            indexes=frozenset(sig.indexes),
         )
         if relevant
         else None
@@ -950,6 +991,12 @@ def score_hunk(
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])=(?![=>])")
+
+
+def mentions_literal(literal: str, text: str) -> bool:
+    """The line names what the exception quotes as a whole word (`sku`, not `lastSku`)."""
+    pattern = rf"(?<![A-Za-z0-9_]){re.escape(literal)}(?![A-Za-z0-9_])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def binding_line(added: list[tuple[int, str]], crash: Crash) -> tuple[int, str] | None:

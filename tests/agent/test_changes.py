@@ -504,3 +504,80 @@ def test_each_hunk_of_an_older_commit_is_mapped_to_the_release_on_its_own():
     change = pick(c, history)
     assert change is not None and change.sha == "bound"
     assert change.line == 5 and change.text == "n = len(items)"
+
+
+def test_type_arguments_and_arrows_are_not_comparisons():
+    from agent.models.changes import comparisons
+
+    assert comparisons("List<Map<String, Object>> rows = load(rec)") == []
+    assert comparisons("$total = $row->amount; fn($x) => $x") == []
+    assert comparisons("if (i < n && j >= m) {") == ["<", ">="]
+
+
+def test_a_changed_position_the_crash_line_reads_at_fits_an_undefined():
+    # JavaScript reads past the end of an array as undefined: a bound changed where the
+    # index is computed explains "Cannot read properties of undefined" on the line using it.
+    source = [
+        "function lastName(rec) {",
+        "  const names = rec.names;",
+        "  const i = names.length;",
+        "  return names[i].trim();",
+        "}",
+    ]
+    c = crash(
+        path="src/names.js",
+        line=4,
+        function="lastName",
+        exc_type="TypeError",
+        exc_value="Cannot read properties of undefined (reading 'trim')",
+        code="  return names[i].trim();",
+        nearby=source[1:4],
+        source=source,
+    )
+    history = [
+        commit(
+            "bound",
+            "2026-11-27T10:00:00Z",
+            (
+                "src/names.js",
+                [
+                    hunk(
+                        3,
+                        [(3, "  const i = names.length;")],
+                        [(3, "  const i = names.length - 1;")],
+                    )
+                ],
+            ),
+        ),
+    ]
+    change = pick(c, history)
+    assert change is not None and change.fits and change.line == 3
+    assert any("position the failing line reads at" in r for r in change.reasons)
+
+
+def test_a_change_below_the_crash_line_is_not_around_it_and_quoted_words_match_whole():
+    source = [
+        "def last_sku(rec):",
+        "    lines = rec['lines']",
+        "    sku = lines[-1]['sku']",
+        "    return {'result': sku, 'id': rec['id']}",
+    ]
+    c = crash(
+        path="app/calc.py",
+        line=3,
+        function="last_sku",
+        exc_type="KeyError",
+        exc_value="'sku'",
+        code="    sku = lines[-1]['sku']",
+        nearby=source[0:3],
+        source=source,
+    )
+    below = hunk(
+        4,
+        [(4, "    return {'result': last_sku_value, 'id': rec['id']}")],
+        [(4, "    return {'value': last_sku_value, 'id': rec['id']}")],
+    )
+    change = pick(c, [commit("below", "2026-11-27T10:00:00Z", ("app/calc.py", [below]))])
+    reasons = change.reasons if change is not None else []
+    assert not any("around the crash line" in r for r in reasons)
+    assert not any("which the exception names" in r for r in reasons)

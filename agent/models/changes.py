@@ -13,6 +13,7 @@ the running revision by the text of the line.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -278,7 +279,9 @@ def fits_kind(
     """
     before, after = " ".join(removed), " ".join(added)
     if "null" in kinds:
-        if any(GUARD.search(r) for r in removed) and not all(GUARD.search(t) for t in added):
+        # A guard dropped: one the old lines had that the new ones lack (counted, so that a
+        # new function with a `.get(` of its own does not hide it, nor a moved one count).
+        if Counter(GUARD.findall(before)) - Counter(GUARD.findall(after)):
             return "drops a guard for a missing value"
         if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
             return "now hands on a null"
@@ -813,11 +816,12 @@ def score_hunk(
     elif in_crash_file and newest:
         lines = [n for n, _ in added] or [start]
         first, _ = sig.function_lines
-        distance = min(abs(crash.line - n) for n in lines)
         inside = any(first <= n <= crash.line for n in lines)
+        above = [n for n in lines if first <= n <= crash.line] or lines
+        distance = min(abs(crash.line - n) for n in above)
         # Statements below the crash line had not run when it failed: a hunk that spans the
         # crash line but changes only what follows it is not "around" it.
-        if start <= crash.line <= end and min(lines) <= crash.line:
+        if start <= crash.line <= end and inside:
             score += 3
             reasons.append("changes the code around the crash line")
         if inside:
@@ -866,14 +870,47 @@ def score_hunk(
         for k in before.keys() & sig.nearby_keys
         if k not in after or after[k][:1] != before[k][:1]
     }
+    # The same key still written, from another source or with another default: a setting
+    # read from a renamed variable, a default that became 0 (config loaders, builders).
+    old_values = key_values(removed)
+    new_values = key_values([t for _, t in added])
+    reads = sig.nearby_keys | {n for n, d in sig.path_names.items() if d <= 1}
+    rewritten = {
+        k
+        for k in old_values.keys() & new_values.keys() & reads
+        if squash(old_values[k]) != squash(new_values[k])
+    } - shaped
+    value_fit = next(
+        (
+            why
+            for k in sorted(rewritten)
+            if (why := rewritten_fits(sig.kinds, k, old_values[k], new_values[k]))
+        ),
+        None,
+    )
+    if in_crash_file:
+        rewritten = set()
     key_line = (
-        next(((n, t) for n, t in added if keys_written(t) & shaped), None)
-        if shaped and not in_crash_file
+        next(
+            (
+                (n, t)
+                for n, t in added
+                if keys_written(t) & shaped or set(key_values([t])) & rewritten
+            ),
+            None,
+        )
+        if (shaped or rewritten) and not in_crash_file
         else None
     )
     if shaped and not in_crash_file:
         score += 5
         reasons.append(f"changes {', '.join(sorted(shaped))}, which the failing code reads")
+    elif rewritten:
+        score += 5
+        reasons.append(
+            f"changes the value of {', '.join(sorted(rewritten))}, which the failing code reads"
+        )
+        shaped = rewritten
     # What the hunk writes or defines that the failing value is made of, in any file.
     written = set(after) | set(before) | defined
     for _, t in added:
@@ -947,6 +984,7 @@ def score_hunk(
         if relevant
         else None
     )
+    fit = fit or (value_fit if rewritten else None)
     if fit:
         score += 3
         reasons.append(fit)
@@ -991,6 +1029,58 @@ def score_hunk(
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])=(?![=>])")
+
+
+_KEY_VALUE = (
+    # `"key": v`, `key: v`, `'key' => v`, `"key" to v`
+    re.compile(r"""^\s*["':]?([A-Za-z_][\w.\-]*)["']?\s*(?::(?!:)|=>|\bto\b)\s*(.+?)[,;]?\s*$"""),
+    # `out.put("key", v)`, `cfg.set('key', v)`
+    re.compile(
+        r"""\b(?:put|set|setdefault|store|putIfAbsent|Set|Store)\(\s*["']([\w.\-]+)["']\s*,\s*(.+?)\)?\s*;?\s*$"""
+    ),
+    # `out["key"] = v`, `self.key = v`, `KEY = v`
+    re.compile(
+        r"""^\s*(?:[\w$]+\[\s*["']([\w.\-]+)["']\s*\]|(?:self\.|this\.|@|\$)?([A-Za-z_]\w*))\s*=(?![=>])\s*(.+?);?\s*$"""
+    ),
+)
+
+
+def key_values(lines: list[str]) -> dict[str, str]:
+    """The keys and settings the lines write, each with the whole expression it gets."""
+    out: dict[str, str] = {}
+    for line in lines:
+        for pattern in _KEY_VALUE:
+            m = pattern.search(line)
+            if m:
+                *keys, value = m.groups()
+                key = next(k for k in keys if k)
+                out[key.lower().rsplit(".", 1)[-1]] = value
+                break
+    return out
+
+
+def rewritten_fits(kinds: set[str], key: str, old: str, new: str) -> str | None:
+    """Why a key still written, but from another source or with another default, raises the
+    exception: its source renamed (now unset, so missing), its default now 0, its type."""
+    if kinds & {"null", "key"} and (
+        keys_read(old) != keys_read(new) or names_of(old) != names_of(new)
+    ):
+        return f"reads {key} from another name than before, so it is now missing"
+    if kinds & {"null", "key"} and GUARD.search(old) and not GUARD.search(new):
+        return f"drops the default of {key}, so it can now be missing"
+    numbers = (
+        re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", old),
+        re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", new),
+    )
+    if kinds & {"zero", "index"} and numbers[0] != numbers[1]:
+        return f"changes the default of {key}, which the failing code counts or divides with"
+    if kinds & {"type", "format"} and (
+        _CONVERSION.findall(old) != _CONVERSION.findall(new)
+        or _strings(old) != _strings(new)
+        or numbers[0] != numbers[1]
+    ):
+        return f"changes the type or the format of {key} where it is set"
+    return None
 
 
 def mentions_literal(literal: str, text: str) -> bool:

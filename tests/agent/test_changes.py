@@ -581,3 +581,67 @@ def test_a_change_below_the_crash_line_is_not_around_it_and_quoted_words_match_w
     reasons = change.reasons if change is not None else []
     assert not any("around the crash line" in r for r in reasons)
     assert not any("which the exception names" in r for r in reasons)
+
+
+def test_a_setting_read_from_a_renamed_variable_in_a_loader_off_the_stack_is_the_fault():
+    # The failing code reads the `zone` setting; the loader, in a file off the stack, still
+    # writes `zone` but from another environment variable: the old one is set, the new not.
+    source = [
+        "def zone_key(settings):",
+        "    zone = settings.get('zone')",
+        "    return zone.upper()",
+    ]
+    c = crash(
+        path="app/routing.py",
+        line=3,
+        function="zone_key",
+        exc_type="AttributeError",
+        exc_value="'NoneType' object has no attribute 'upper'",
+        code="    return zone.upper()",
+        nearby=source,
+        source=source,
+    )
+    loader = hunk(
+        6,
+        [(6, "    out.put('zone', env.get('DELIVERY_ZONE_CODE'))")],
+        [(6, "    out.put('zone', env.get('DELIVERY_ZONE'))")],
+    )
+    decoy = hunk(
+        1,
+        [(1, "def zone_label(s):"), (2, "    return s.get('label')"), (3, "")],
+        context=[(4, "def zone_key(settings):")],
+    )
+    history = [
+        commit("loader", "2026-11-27T10:00:00Z", ("app/settings_loader.py", [loader])),
+        commit("decoy", "2026-11-26T10:00:00Z", ("app/routing.py", [decoy])),
+    ]
+    ranked = rank(c, history)
+    assert ranked[0].sha == "loader" and ranked[0].producer and ranked[0].fits
+    assert ranked[0].path == "app/settings_loader.py" and ranked[0].line == 6
+    assert all("drops a guard" not in r for ch in ranked for r in ch.reasons)
+
+
+def test_a_default_that_became_zero_where_the_setting_is_built_explains_a_division():
+    source = [
+        "def share(total, settings):",
+        "    parts = settings['parts']",
+        "    return total / parts",
+    ]
+    c = crash(
+        path="app/split.py",
+        line=3,
+        function="share",
+        exc_type="ZeroDivisionError",
+        exc_value="division by zero",
+        code="    return total / parts",
+        nearby=source,
+        source=source,
+    )
+    config = hunk(
+        4,
+        [(4, "    'parts': int(env.get('PARTS', 0)),")],
+        [(4, "    'parts': int(env.get('PARTS', 2)),")],
+    )
+    change = pick(c, [commit("cfg", "2026-11-27T10:00:00Z", ("app/config.py", [config]))])
+    assert change is not None and change.path == "app/config.py" and change.fits
+    assert any("value of parts" in r for r in change.reasons)

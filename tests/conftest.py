@@ -44,7 +44,6 @@ NOT_YET_FOUND = frozenset(
         "java-jackson-library-called-by-framework",
         "java-picocli-properties-key-renamed",
         "kotlin-coroutine-filter-in-repository",
-        "php-laravel-job-config-key",
         "python-click-cli-csv-delimiter",
         "python-webhook-reraise-from-none",
         "ruby-sidekiq-reminder-job",

@@ -287,6 +287,10 @@ def fits_kind(
             return "now hands on a null"
     if kinds & {"null", "key"} and read & (keys_written(before) - keys_written(after)):
         return "renames or drops a key the failing code reads, so it is now missing"
+    # A missing value read where a number is needed: PHP casts null to 0, Python's None
+    # meets an operator. The key renamed or dropped explains the division or the type.
+    if kinds & {"zero", "type"} and read & (keys_written(before) - keys_written(after)):
+        return "renames or drops a key the failing code reads, so it reads an empty value"
     fields = set(_FIELD.findall(before)) - set(_FIELD.findall(after))
     if kinds & {"null", "key", "type"} and uses & {f.lower() for f in fields}:
         return "renames or drops a field the failing code reads, so it is now missing"
@@ -311,7 +315,12 @@ def fits_kind(
     ):
         names = ", ".join(sorted(indexes & assigned))
         return f"changes {names}, the position the failing line reads at"
-    if "null" in kinds and _FILTER.findall(before) != _FILTER.findall(after):
+    # A filter added, dropped, or kept with another condition (`!== "void"` → `=== "open"`).
+    refiltered = _FILTER.findall(before) != _FILTER.findall(after) or (
+        bool(_FILTER.search(before) and _FILTER.search(after))
+        and (comparisons(before) != comparisons(after) or _strings(before) != _strings(after))
+    )
+    if "null" in kinds and refiltered:
         return "changes a filter, so a lookup can now find nothing"
     if "index" in kinds and (
         _BOUND.findall(before) != _BOUND.findall(after)
@@ -448,6 +457,36 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
 
 
+def removed_places(hunk: dict[str, Any]) -> dict[int, float]:
+    """Where each removed line stood among the new side's lines: just after the context line
+    that preceded it (old numbers of the context lines follow from the removed ones)."""
+    removed = {int(n) for n, _ in hunk.get("removed") or []}
+    old_start, old_lines = int(hunk.get("old_start") or 0), int(hunk.get("old_lines") or 0)
+    new_start = int(hunk.get("new_start") or 0)
+    kept = [o for o in range(old_start, old_start + old_lines) if o not in removed]
+    context = sorted(int(n) for n, _ in hunk.get("context") or [])
+    if len(kept) != len(context):  # a context line lost on the way to the release
+        return {o: float(o + new_start - old_start) for o in removed}
+    pairs = list(zip(kept, context, strict=True))
+    return {
+        o: max((new for old, new in pairs if old < o), default=new_start - 1) + 0.5 for o in removed
+    }
+
+
+def function_end(lines: list[str], line: int) -> int:
+    """The last line (1-based) of the function holding `line`: the line before the next
+    definition that is not nested deeper than the function's own; `line` when unknown."""
+    if not 0 < line <= len(lines):
+        return line
+    header = lines[function_start(lines, line)]
+    indent = len(header) - len(header.lstrip())
+    for j in range(line, len(lines)):
+        text = lines[j]
+        if text.strip() and definitions(text) and len(text) - len(text.lstrip()) <= indent:
+            return j
+    return len(lines)
+
+
 def function_start(lines: list[str], line: int) -> int:
     """The index of the definition line of the function holding `line` (1-based)."""
     for j in range(min(line, len(lines)) - 2, -1, -1):
@@ -555,6 +594,7 @@ class Signals:
     path_names: dict[str, int]
     kinds: set[str]
     function_lines: tuple[int, int]  # the crashing function's first line .. the crash line
+    function_end: int  # the crashing function's last line (the crash line when not known)
     imports: set[str]  # what the crashing file imports
     denominators: set[str]  # what the failing code divides by
     indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
@@ -601,6 +641,7 @@ class Signals:
             path_names=path_names,
             kinds=crash.kinds,
             function_lines=(start, crash.line),
+            function_end=function_end(crash.source, crash.line),
             imports=imported(crash.source),
             indexes={
                 n.lower()
@@ -969,11 +1010,23 @@ def score_hunk(
         score += 2.5 if linked else 1.0
         reasons.append(f"touches {', '.join(sorted(named)[:2])}, which the exception names")
     relevant = linked or bool(gone) or bool(named) or (in_crash_file and score > 0)
+
+    # What follows the crash line in its own function had not run when it failed (a removed
+    # line's place at the release: its old number shifted as the hunk's start was).
+    def ran(n: float) -> bool:
+        return not (in_crash_file and newest and crash.line < n <= sig.function_end)
+
+    places = removed_places(hunk)
+    removed_ran = [
+        code
+        for n, t in hunk.get("removed") or []
+        if (code := code_of(str(t))) in removed and ran(places.get(int(n), 0))
+    ]
     fit = (
         fits_kind(
             sig.kinds,
-            removed,
-            [t for _, t in added],
+            removed_ran,
+            [t for n, t in added if ran(n)],
             flows=bool(on_path),
             read=frozenset(sig.nearby_keys),
             denominators=frozenset(sig.denominators),

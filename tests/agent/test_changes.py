@@ -645,3 +645,84 @@ def test_a_default_that_became_zero_where_the_setting_is_built_explains_a_divisi
     change = pick(c, [commit("cfg", "2026-11-27T10:00:00Z", ("app/config.py", [config]))])
     assert change is not None and change.path == "app/config.py" and change.fits
     assert any("value of parts" in r for r in change.reasons)
+
+
+def test_a_key_moved_in_the_config_explains_a_division_by_the_empty_value_read():
+    source = [
+        "public function average($total) {",
+        "    $days = (int) config('report.window_days');",
+        "    return intdiv($total, $days);",
+    ]
+    c = crash(
+        path="app/Report.php",
+        line=3,
+        function="average",
+        exc_type="DivisionByZeroError",
+        exc_value="Division by zero",
+        code="    return intdiv($total, $days);",
+        nearby=source,
+        source=source,
+    )
+    config = hunk(
+        4,
+        [
+            (4, "    'window' => ["),
+            (5, "        'days' => (int) env('WINDOW_DAYS', 7),"),
+            (6, "    ],"),
+        ],
+        [(4, "    'window_days' => (int) env('WINDOW_DAYS', 7),")],
+    )
+    change = pick(c, [commit("cfg", "2026-11-27T10:00:00Z", ("config/report.php", [config]))])
+    assert change is not None and change.path == "config/report.php" and change.fits
+
+
+def test_what_a_commit_changed_below_the_crash_line_does_not_make_it_fit():
+    source = [
+        "function build($rows) {",
+        "    $started = hrtime(true);",
+        "    $avg = intdiv(array_sum($rows), count($rows));",
+        "    log('built', (hrtime(true) - $started) / 1e6);",
+        "    return $avg;",
+        "}",
+    ]
+    c = crash(
+        path="app/Build.php",
+        line=3,
+        function="build",
+        exc_type="DivisionByZeroError",
+        exc_value="Division by zero",
+        code=source[2],
+        nearby=source[:3],
+        source=source,
+    )
+    timing = hunk(
+        2,
+        [(2, source[1]), (4, source[3])],
+        context=[(1, source[0]), (3, source[2]), (5, source[4])],
+        old_start=1,
+    )
+    timing["old_lines"], timing["new_lines"] = 3, 5
+    change = pick(c, [commit("timing", "2026-11-27T10:00:00Z", ("app/Build.php", [timing]))])
+    assert change is None or not change.fits
+
+
+def test_a_filter_kept_with_another_condition_fits_a_lookup_that_finds_nothing():
+    source = ["function firstOpen(rows) {", "  return openRows(rows)[0].id;", "}"]
+    c = crash(
+        path="src/calc.js",
+        line=2,
+        function="firstOpen",
+        exc_type="TypeError",
+        exc_value="Cannot read properties of undefined (reading 'id')",
+        code=source[1],
+        nearby=source[:2],
+        source=source,
+    )
+    helper = hunk(
+        6,
+        [(6, '  return rows.filter((r) => r.state === "open");')],
+        [(6, '  return rows.filter((r) => r.state !== "void");')],
+    )
+    helper["function"] = "function openRows(rows) {"
+    change = pick(c, [commit("filter", "2026-11-27T10:00:00Z", ("src/helpers.js", [helper]))])
+    assert change is not None and change.fits and "filter" in " ".join(change.reasons)

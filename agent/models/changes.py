@@ -256,6 +256,10 @@ _CONVERSION = re.compile(
     r"Double\.parse\w*|strconv\.\w+|to_i|to_f|to_s|intval|floatval|json\w*|JSON\.\w+|split|"
     r"strftime|strptime|format|toString|valueOf|Decimal|BigDecimal|parse\w*|fromisoformat)\b"
 )
+_PARSING = re.compile(
+    r"(?i)format|pars|layout|pattern|strftime|strptime|delim|separator|\bsep\b|split|reader|"
+    r"decode|encod|locale"
+)
 _FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|dropWhile)\b")
 
 
@@ -347,12 +351,16 @@ def fits_kind(
         now = keys_written(after) | keys_read(after)
         if gone - now:
             return f"renames or drops {', '.join(sorted(gone - now)[:3])}"
+    # Statements, not signatures: a parameter's `: bool` annotation converts nothing.
+    body_before = " ".join(r for r in removed if not definitions(r))
+    body_after = " ".join(t for t in added if not definitions(t))
     if kinds & {"type", "format"} and (
-        _CONVERSION.findall(before) != _CONVERSION.findall(after)
-        or _literal_shapes(before) != _literal_shapes(after)
+        _CONVERSION.findall(body_before) != _CONVERSION.findall(body_after)
+        or retyped(body_before, body_after)
         or (
-            re.search(r"(?i)format|pars|layout|pattern|strftime|strptime", before + after)
-            and _strings(before) != _strings(after)
+            # the pattern, layout or separator a value is parsed or split with
+            re.search(_PARSING, body_before + body_after)
+            and _strings(body_before) != _strings(body_after)
         )
     ):
         return "changes the type or the format of a value"
@@ -367,18 +375,21 @@ def _strings(text: str) -> list[str]:
     return re.findall(r"\"[^\"]*\"|'[^']*'|`[^`]*`", text)
 
 
-def _literal_shapes(text: str) -> list[str]:
-    """The kinds of the literals a line assigns: 'str', 'num', '[' or '{', in order."""
-    shapes = []
-    for value in values_written(text).values():
-        head = value[:1]
-        if head in "\"'`":
-            shapes.append("str")
-        elif head.isdigit() or head == "-":
-            shapes.append("num")
-        elif head in "[{(":
-            shapes.append(head)
-    return shapes
+def _shape(value: str) -> str | None:
+    """The kind of a literal: 'str', 'num', '[' or '{'; None for an expression."""
+    head = value[:1]
+    if head in "\"'`":
+        return "str"
+    if head.isdigit() or head == "-":
+        return "num"
+    return head if head in "[{(" else None
+
+
+def retyped(before: str, after: str) -> bool:
+    """A key written on both sides now gets a literal of another kind (`"5"` → `5`); a key
+    that is only new, such as a new option's help text, retypes nothing."""
+    old, new = values_written(before), values_written(after)
+    return any(_shape(old[k]) != _shape(new[k]) for k in old.keys() & new.keys())
 
 
 _RETHROW = re.compile(r"^\s*(raise|throw|rethrow|panic)\b")
@@ -426,9 +437,10 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     """Names on the failing value's data path, each with its distance in steps.
 
     The names the failing code uses (0); then, walking back through the crashing function,
-    what each was assigned from (1, 2); the function's parameters lead to the caller's call
-    line on the stack, whose names follow (2). A change elsewhere that writes, defines or
-    builds one of these names is on the data path, whichever file it is in."""
+    what each was assigned or looped over from (1, 2); the function's parameters lead to the
+    arguments of the caller's call on the stack (2), and what those were bound from in the
+    caller (3). A change elsewhere that writes, defines or builds one of these names is on
+    the data path, whichever file it is in."""
     names = {n: 0 for n in names_of(code_of(code)) if useful(n)}
     for line in nearby:
         for n in keys_read(line):
@@ -436,25 +448,140 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     src = crash.source
     if src and 0 < crash.line <= len(src):
         start = function_start(src, crash.line)
-        body = src[start : crash.line - 1]
-        for step in (1, 2):
-            for text in reversed(body):
-                m = _ASSIGNED.match(code_of(text))
-                if m and m.group(1).lower() in names:
-                    for n in names_of(m.group(2)) | keys_read(m.group(2)):
-                        if useful(n):
-                            names.setdefault(n, step)
+        walk_back(src[start : crash.line - 1], names, (1, 2))
         header = src[start] if start < len(src) else ""
         params = names_of(header.partition("(")[2])
-        if params & set(names):
-            callers = [
-                f for f, _ in crash.stack if f.lineno != crash.line or f.function != crash.function
-            ]
-            if callers and callers[0].context_line:
-                for n in names_of(code_of(callers[0].context_line)):
-                    if useful(n):
-                        names.setdefault(n, 2)
+        failing = [i for i, p in enumerate(parameters(header)) if p in names]
+        callers = [
+            (f, p) for f, p in crash.stack if f.lineno != crash.line or f.function != crash.function
+        ]
+        if params & set(names) and callers and callers[0][0].context_line:
+            caller, path = callers[0]
+            call = code_of(caller.context_line or "")
+            # Only what is handed to the crashing function, not what the caller does with
+            # its result (`entries.append(parse_row(row))` hands on `row`).
+            args = call_arguments(call, last_segment(crash.function))
+            handed = arguments_for(args, parameters(header), failing) if args else None
+            passed = {n for n in names_of(handed or args or call) if useful(n)}
+            for n in passed:
+                names.setdefault(n, 2)
+            walk_back(caller_body(crash, caller, path), names, (3,), only=passed)
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+
+
+# Loops bind a name to what they iterate: (pattern, group of the names, group of the source).
+_LOOPS = (
+    (re.compile(r"^\s*for\s+([\w\s,()]+?)\s+in\s+(.+?):?\s*$"), 1, 2),  # Python
+    (re.compile(r"\bfor\s*\(\s*(?:const|let|var)?\s*([\w\s,{}\[\]]+?)\s+of\s+(.+)\)"), 1, 2),
+    (re.compile(r"\bfor\s+([\w\s,]+?)\s*:=\s*range\s+(.+?)\s*\{?\s*$"), 1, 2),  # Go
+    (re.compile(r"\bforeach\s*\((.+?)\s+as\s+(?:\$\w+\s*=>\s*)?\$(\w+)\s*\)"), 2, 1),  # PHP
+    (re.compile(r"(.+?)\.each(?:_with_index)?\s*(?:do|\{)\s*\|([\w\s,]+)\|"), 2, 1),  # Ruby
+    (re.compile(r"\bfor\s*\((?:[\w<>\[\],.?]+\s+)?(\w+)\s*(?::|\bin\b)\s*(.+)\)"), 1, 2),
+)
+
+
+def bindings(text: str) -> tuple[set[str], str] | None:
+    """The names a line binds and the expression it binds them from: an assignment or a
+    loop header, in the languages read here."""
+    m = _ASSIGNED.match(text)
+    if m:
+        return {m.group(1).lower()}, m.group(2)
+    for pattern, target, source in _LOOPS:
+        m = pattern.search(text)
+        if m:
+            return names_of(m.group(target)), m.group(source)
+    return None
+
+
+def walk_back(
+    body: list[str], names: dict[str, int], steps: tuple[int, ...], only: set[str] | None = None
+) -> None:
+    """Add to `names` what the body's lines bound them from, one step further each pass."""
+    wanted = set(names) if only is None else set(only)
+    for step in steps:
+        for text in reversed(body):
+            bound = bindings(code_of(text))
+            if bound and bound[0] & wanted:
+                # A call's function makes the value; its arguments only feed it, a step on.
+                made = calls_of(bound[1])
+                for n in names_of(bound[1]) | keys_read(bound[1]):
+                    if useful(n):
+                        names.setdefault(n, step if n in made or not made else step + 1)
+                        wanted.add(n)
+
+
+_JAVA_TYPES = {"int", "long", "double", "float", "boolean", "char", "byte", "short", "final"}
+
+
+def split_top(text: str) -> list[str]:
+    """`a, f(b, c), d` → ['a', 'f(b, c)', 'd']: commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += 1 if ch in "([{<" else -1 if ch in ")]}>" else 0
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in [*parts, cur] if p.strip()]
+
+
+def parameters(header: str) -> list[str]:
+    """The parameter names of a definition line, in order (not `self`, `cls`, `this`):
+    `name: T`, `name = d`, `$name` and Go's `name T` name first, Java's `T name` last."""
+    inside = call_arguments(header, next(iter(sorted(definitions(header))), "")) if header else None
+    if inside is None:
+        inside = header.partition("(")[2].rpartition(")")[0]
+    out = []
+    for part in split_top(inside):
+        idents = re.findall(r"[A-Za-z_]\w*", part.split("=")[0].split(":")[0])
+        if not idents:
+            continue
+        if ":" in part or "$" in part or len(idents) == 1:
+            name = idents[0] if "$" not in part else re.findall(r"\$(\w+)", part)[0]
+        elif idents[0][0].islower() and idents[0] not in _JAVA_TYPES:
+            name = idents[0]  # Go: `rec map[string]any`
+        else:
+            name = idents[-1]  # Java, C#, Kotlin's annotations aside: `Map<..> rec`
+        if name not in ("self", "cls", "this"):
+            out.append(name.lower())
+    return out
+
+
+def arguments_for(args: str, params: list[str], wanted: list[int]) -> str | None:
+    """The argument expressions a call hands to the wanted parameters (by position or by
+    keyword); None when the call and the definition do not line up."""
+    parts = split_top(args)
+    if not wanted or not params or len(parts) > len(params):
+        return None
+    picked = []
+    for i, part in enumerate(parts):
+        m = re.match(r"^([A-Za-z_]\w*)\s*[:=](?![=:])\s*(.+)$", part)
+        name = m.group(1).lower() if m else (params[i] if i < len(params) else "")
+        if name in {params[w] for w in wanted}:
+            picked.append(m.group(2) if m else part)
+    return ", ".join(picked) or None
+
+
+def call_arguments(line: str, function: str) -> str | None:
+    """The argument list of the call to `function` on the line, parentheses balanced."""
+    m = re.search(rf"\b{re.escape(function)}\s*\(", line, re.IGNORECASE) if function else None
+    if m is None:
+        return None
+    depth, i = 1, m.end()
+    while i < len(line) and depth:
+        depth += {"(": 1, ")": -1}.get(line[i], 0)
+        i += 1
+    return line[m.end() : i - 1]
+
+
+def caller_body(crash: Crash, caller: stacktrace.Frame, path: str) -> list[str]:
+    """The caller's lines above its call: from the crash file when it is the same file, else
+    from the lines around the frame that the event recorded."""
+    line = caller.lineno or 0
+    if path == crash.path and crash.source and 0 < line <= len(crash.source):
+        return crash.source[function_start(crash.source, line) : line - 1]
+    return [t for n, t in caller.context if n < line]
 
 
 def removed_places(hunk: dict[str, Any]) -> dict[int, float]:
@@ -838,7 +965,7 @@ def score_hunk(
         used = (
             sig.nearby_names
             | set(sig.path_names)
-            | {last_segment(f.function or "").lower() for f, _ in crash.stack}
+            | {last_segment(f.function or "").rstrip("?!").lower() for f, _ in crash.stack}
         )
         if not new & used:
             return None
@@ -882,7 +1009,8 @@ def score_hunk(
             frame_line = (by_text or by_number)[0]
         weight = max(2.0, 4.5 - 0.5 * depth)
         near = [n for n, t in added if not definitions(t)]
-        close = newest and frame.lineno and any(abs(n - frame.lineno) <= 2 for n in near)
+        # Just above the call the frame was making (what follows it had not run yet).
+        close = newest and frame.lineno and any(0 <= frame.lineno - n <= 2 for n in near)
         if frame_line or close:
             score += weight
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
@@ -900,12 +1028,13 @@ def score_hunk(
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
     # A change to the shape of data the failing code reads: a key it looks up, renamed,
     # dropped or given another type where the data is built.
+    # A definition's `name: Type` parameters are not keys it writes.
     before: dict[str, str] = {}
     for t in removed:
-        before.update(values_written(t))
+        before.update(values_written(t) if not definitions(t) else {})
     after: dict[str, str] = {}
     for _, t in added:
-        after.update(values_written(t))
+        after.update(values_written(t) if not definitions(t) else {})
     shaped = {
         k
         for k in before.keys() & sig.nearby_keys

@@ -726,3 +726,66 @@ def test_a_filter_kept_with_another_condition_fits_a_lookup_that_finds_nothing()
     helper["function"] = "function openRows(rows) {"
     change = pick(c, [commit("filter", "2026-11-27T10:00:00Z", ("src/helpers.js", [helper]))])
     assert change is not None and change.fits and "filter" in " ".join(change.reasons)
+
+
+def test_the_value_is_followed_through_the_caller_loop_to_the_function_that_produces_it():
+    # The row that fails to unpack is a parameter; the caller hands it on from a loop over
+    # load_rows(); the commit that changed the separator load_rows parses with is the fault,
+    # not the newer commit that changed the command on the stack (its signature and the
+    # line after the call).
+    source = [
+        "def parse(line: list[str], owner: str):",
+        "    day, label, amount = line",
+        "    return day",
+        "",
+        "def run(file: str, owner: str, *, quiet: bool = False):",
+        "    out = []",
+        "    for line in load_rows(file):",
+        "        out.append(parse(line, owner))",
+        "    if not quiet:",
+        "        print(out)",
+    ]
+    c = crash(
+        path="app/importer.py",
+        line=2,
+        function="parse",
+        exc_type="ValueError",
+        exc_value="not enough values to unpack (expected 3, got 1)",
+        code=source[1],
+        nearby=source[:2],
+        source=source,
+        stack=[
+            (frame("app/importer.py", 2, "parse", source[1]), "app/importer.py"),
+            (frame("app/importer.py", 8, "run", source[7]), "app/importer.py"),
+        ],
+    )
+    reader = hunk(
+        4,
+        [(4, "    return csv.reader(handle)")],
+        [(4, "    return csv.reader(handle, delimiter=';')")],
+    )
+    reader["function"] = "def load_rows(path: str):"
+    command = hunk(
+        5,
+        [(5, source[4]), (9, source[8]), (10, source[9])],
+        [(5, "def run(file: str, owner: str):"), (8, "    print(out)")],
+        context=[(6, source[5]), (7, source[6]), (8, source[7])],
+    )
+    command["old_lines"], command["new_lines"] = 4, 6
+    history = [
+        commit("command", "2026-11-27T12:00:00Z", ("app/importer.py", [command])),
+        commit("reader", "2026-11-27T10:00:00Z", ("app/reader.py", [reader])),
+    ]
+    ranked = rank(c, history)
+    assert ranked[0].sha == "reader" and ranked[0].fits and ranked[0].path == "app/reader.py"
+
+
+def test_parameters_and_the_arguments_handed_to_them():
+    from agent.models.changes import arguments_for, parameters
+
+    assert parameters("def parse(self, row: list[str], owner='x'):") == ["row", "owner"]
+    assert parameters("public static Object f(Map<String, Object> rec, int n) {") == ["rec", "n"]
+    assert parameters("func (s *Svc) Apply(rec map[string]any, n int) error {") == ["rec", "n"]
+    assert parameters("function f($rec, array $settings)") == ["rec", "settings"]
+    assert arguments_for("rows[i], owner=me", ["row", "owner"], [0]) == "rows[i]"
+    assert arguments_for("a, b, c", ["row"], [0]) is None  # they do not line up

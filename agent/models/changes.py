@@ -448,6 +448,10 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     src = crash.source
     if src and 0 < crash.line <= len(src):
         start = function_start(src, crash.line)
+        # The loops around the crash line: how many times they run decides what it reads
+        # (`for n := 1; n <= pages; n++` around `items[len(items)-1]`).
+        for n in loop_bounds(src, start, crash.line):
+            names.setdefault(n, 1)
         walk_back(src[start : crash.line - 1], names, (1, 2))
         header = src[start] if start < len(src) else ""
         params = names_of(header.partition("(")[2])
@@ -467,6 +471,42 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
                 names.setdefault(n, 2)
             walk_back(caller_body(crash, caller, path), names, (3,), only=passed)
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+
+
+_LOOP_HEADER = re.compile(r"^\s*(?:for|while|until|foreach|loop|do)\b|\.(?:each|times|upto)\b")
+
+
+def loop_bounds(src: list[str], start: int, line: int) -> set[str]:
+    """Names in the headers of the loops that enclose `line` (1-based) in its function."""
+
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip())
+
+    depth = indent(src[line - 1])
+    out: set[str] = set()
+    for j in range(line - 2, start, -1):
+        text = code_of(src[j])
+        if text.strip() and indent(text) < depth:
+            depth = indent(text)
+            if _LOOP_HEADER.search(text):
+                out |= {n for n in names_of(text) if useful(n)}
+    return out
+
+
+_OUTPUT = re.compile(
+    r"(?i)^(?:[\w$]+\s*(?:\.|::|->)\s*)*(?:f?print\w*|puts|echo|p|pp|log\w*|debug|info|warn\w*|"
+    r"error|trace|notice|fprint\w*|emit|metric\w*|increment|timing|gauge|histogram|observe|"
+    r"count|record|span|breadcrumb\w*|dump|console\.\w+|logger\.\w+)\s*[(\s]"
+)
+
+
+def read_only(text: str, path: set[str]) -> bool:
+    """A log, print or metrics statement: it binds nothing and decides nothing, so it cannot
+    change what fails after it (`fmt.Fprintf(os.Stderr, ...)`, `logger.info(...)`)."""
+    code = code_of(text).strip()
+    if not code or bindings(code):
+        return False
+    return bool(_OUTPUT.match(code))
 
 
 # Loops bind a name to what they iterate: (pattern, group of the names, group of the source).
@@ -984,8 +1024,12 @@ def score_hunk(
     elif in_crash_file and newest:
         lines = [n for n, _ in added] or [start]
         first, _ = sig.function_lines
+        # Lines above the crash that only read (a new log line) change nothing it computes.
+        lines = [n for n, t in added if not read_only(t, set(sig.path_names))] or (
+            [start] if not added or removed else []
+        )
         inside = any(first <= n <= crash.line for n in lines)
-        above = [n for n in lines if first <= n <= crash.line] or lines
+        above = [n for n in lines if first <= n <= crash.line] or lines or [start]
         distance = min(abs(crash.line - n) for n in above)
         # Statements below the crash line had not run when it failed: a hunk that spans the
         # crash line but changes only what follows it is not "around" it.
@@ -1145,17 +1189,21 @@ def score_hunk(
     def ran(n: float) -> bool:
         return not (in_crash_file and newest and crash.line < n <= sig.function_end)
 
+    quiet = {n for n, t in added if read_only(t, set(sig.path_names))}
+
     places = removed_places(hunk)
     removed_ran = [
         code
         for n, t in hunk.get("removed") or []
-        if (code := code_of(str(t))) in removed and ran(places.get(int(n), 0))
+        if (code := code_of(str(t))) in removed
+        and ran(places.get(int(n), 0))
+        and not read_only(code, set(sig.path_names))
     ]
     fit = (
         fits_kind(
             sig.kinds,
             removed_ran,
-            [t for n, t in added if ran(n)],
+            [t for n, t in added if ran(n) and n not in quiet],
             flows=bool(on_path),
             read=frozenset(sig.nearby_keys),
             denominators=frozenset(sig.denominators),

@@ -789,3 +789,40 @@ def test_parameters_and_the_arguments_handed_to_them():
     assert parameters("function f($rec, array $settings)") == ["rec", "settings"]
     assert arguments_for("rows[i], owner=me", ["row", "owner"], [0]) == "rows[i]"
     assert arguments_for("a, b, c", ["row"], [0]) is None  # they do not line up
+
+
+def test_the_bound_of_the_loop_around_the_crash_leads_to_the_function_that_computes_it():
+    # The crash indexes inside a loop; how many times the loop runs comes from pages(). The
+    # newer commit only added a log line just above the crash line: it reads, changes nothing.
+    source = [
+        "def fetch(first):",
+        "    out = []",
+        "    for n in range(1, pages(first.total, first.size) + 1):",
+        "        page = load(n)",
+        "        log.info('page %d: %d', n, len(page.items))",
+        "        last = page.items[len(page.items) - 1]",
+        "        out.append(last)",
+    ]
+    c = crash(
+        path="app/fetch.py",
+        line=6,
+        function="fetch",
+        exc_type="IndexError",
+        exc_value="list index out of range",
+        code=source[5],
+        nearby=source[2:6],
+        source=source,
+    )
+    logging = hunk(5, [(5, source[4])], context=[(4, source[3]), (6, source[5])], old_start=4)
+    logging["old_lines"], logging["new_lines"] = 2, 3
+    count = hunk(
+        3, [(3, "    return total // size + 1")], [(3, "    return (total + size - 1) // size")]
+    )
+    count["function"] = "def pages(total, size):"
+    history = [
+        commit("logging", "2026-11-27T12:00:00Z", ("app/fetch.py", [logging])),
+        commit("count", "2026-11-27T10:00:00Z", ("app/paging.py", [count])),
+    ]
+    ranked = rank(c, history)
+    assert ranked[0].sha == "count" and ranked[0].fits
+    assert all(not ch.fits for ch in ranked if ch.sha == "logging")

@@ -154,10 +154,22 @@ def code_of(line: str) -> str:
     if DECLARATION.match(line) and re.match(r"^\s*(#|//|/\*|\*|\"\"\"|\'\'\')", line):
         return ""
     for marker in (" //", "\t//", " #", "\t#"):
-        head, sep, _ = line.partition(marker)
+        head, sep, rest = line.partition(marker)
+        if (
+            marker.endswith("//")
+            and _FLOOR_DIVISION.match(rest)
+            and re.search(r"[\w)\]]$", head.rstrip())
+            and not re.match(r"\s*(?:TODO|FIXME|XXX|HACK|NOTE)\b", rest)
+        ):
+            continue  # Python's `a // b`: an operand follows, not words
         if sep and head.count('"') % 2 == 0 and head.count("'") % 2 == 0:
             line = head
     return line.rstrip()
+
+
+# After `//`: one operand then the end, a bracket or an operator (`// per_page)`), which a
+# comment of words (`// keep the rules`) is not.
+_FLOOR_DIVISION = re.compile(r"\s*[\w.]+(?:\([^)]*\))?\s*(?:$|[-+*/%)\],;]|\bif\b|\bor\b|\band\b)")
 
 
 def squash(text: str) -> str:
@@ -914,7 +926,9 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             top = producer
         out.append(top)
     out.sort(key=lambda c: -c.score)
-    return [c for c in out if c.score >= 3]
+    # A candidate needs a reason of its own: recency and shared words alone (a commit of
+    # the day that touched the crash file elsewhere) explain nothing.
+    return [c for c in out if c.score >= 3 and c.reasons]
 
 
 def shift(line: int, hunks: list[dict[str, Any]]) -> int | None:
@@ -1075,10 +1089,10 @@ def score_hunk(
     # A definition's `name: Type` parameters are not keys it writes.
     before: dict[str, str] = {}
     for t in removed:
-        before.update(values_written(t) if not definitions(t) else {})
+        before.update(values_written(t) if not definitions(t) else defaults_of(t))
     after: dict[str, str] = {}
     for _, t in added:
-        after.update(values_written(t) if not definitions(t) else {})
+        after.update(values_written(t) if not definitions(t) else defaults_of(t))
     shaped = {
         k
         for k in before.keys() & sig.nearby_keys
@@ -1275,10 +1289,28 @@ _KEY_VALUE = (
 )
 
 
+def defaults_of(header: str) -> dict[str, str]:
+    """The default values a definition line gives its parameters (`per_page: int = 20`)."""
+    if not definitions(header):
+        return {}
+    inside = header.partition("(")[2].rpartition(")")[0]
+    out = {}
+    for part in split_top(inside):
+        name, eq, value = part.partition("=")
+        idents = re.findall(r"[A-Za-z_]\w*", name.split(":")[0])
+        if eq and idents and not value.startswith(("=", ">")):
+            out[idents[-1 if ":" not in name and len(idents) > 1 else 0].lower()] = value.strip()
+    return out
+
+
 def key_values(lines: list[str]) -> dict[str, str]:
-    """The keys and settings the lines write, each with the whole expression it gets."""
+    """The keys and settings the lines write, each with the whole expression it gets; for a
+    definition line, the defaults of its parameters."""
     out: dict[str, str] = {}
     for line in lines:
+        if definitions(line):
+            out.update(defaults_of(line))
+            continue
         for pattern in _KEY_VALUE:
             m = pattern.search(line)
             if m:

@@ -826,3 +826,60 @@ def test_the_bound_of_the_loop_around_the_crash_leads_to_the_function_that_compu
     ranked = rank(c, history)
     assert ranked[0].sha == "count" and ranked[0].fits
     assert all(not ch.fits for ch in ranked if ch.sha == "logging")
+
+
+def test_a_commit_of_the_day_with_no_reason_of_its_own_is_no_candidate():
+    # A new helper and the export line of the crash file, just before the errors: recent,
+    # in the right file, and still nothing the failing run executed.
+    source = ["function last(rec) {", "  return rec.lines[rec.lines.length].sku;", "}"]
+    c = crash(
+        path="src/calc.js",
+        line=2,
+        function="last",
+        exc_type="TypeError",
+        exc_value="Cannot read properties of undefined (reading 'sku')",
+        code=source[1],
+        nearby=source[:2],
+        source=source,
+    )
+    exports = hunk(
+        5,
+        [
+            (5, "function isClosed(rec) {"),
+            (6, "  return rec.closed;"),
+            (7, "}"),
+            (9, "module.exports = { isClosed, last };"),
+        ],
+        [(5, "module.exports = { last };")],
+    )
+    assert pick(c, [commit("helper", "2026-11-28T08:00:00Z", ("src/calc.js", [exports]))]) is None
+
+
+def test_floor_division_is_code_and_a_changed_default_in_a_caller_signature_is_found():
+    assert code_of("    return -(-total // per_page)") == "    return -(-total // per_page)"
+    assert code_of("  const x = 1; // keep the rules") == "  const x = 1;"
+    source = ["def page_count(total, size):", "    return -(-total // size)"]
+    c = crash(
+        path="app/paging.py",
+        line=2,
+        function="page_count",
+        exc_type="ZeroDivisionError",
+        exc_value="integer division or modulo by zero",
+        code=source[1],
+        nearby=source,
+        source=source,
+        stack=[
+            (frame("app/paging.py", 2, "page_count", source[1]), "app/paging.py"),
+            (
+                frame("app/listing.py", 12, "listing", "    return page_count(n, size)"),
+                "app/listing.py",
+            ),
+        ],
+    )
+    signature = hunk(
+        9,
+        [(9, "def listing(slug: str, size: int = 0) -> dict:")],
+        [(9, "def listing(slug: str, size: int = 25) -> dict:")],
+    )
+    change = pick(c, [commit("default", "2026-11-27T10:00:00Z", ("app/listing.py", [signature]))])
+    assert change is not None and change.line == 9 and change.fits

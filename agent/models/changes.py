@@ -240,6 +240,7 @@ _KIND_PATTERNS = {
     r"must be|expected .* got|not iterable|is not a|can't convert|cannot convert|conversion|"
     r"interface conversion|mismatch",
     "format": r"valueerror|numberformat|parse|invalid literal|invalid syntax|malformed|format|"
+    r"rangeerror|invalid [a-z]+ (?:code|value|id|name|key)|"
     r"could not convert|invalid (value|number|date|input)|unexpected token|decode",
 }
 
@@ -310,6 +311,25 @@ def fits_kind(
     fields = set(_FIELD.findall(before)) - set(_FIELD.findall(after))
     if kinds & {"null", "key", "type"} and uses & {f.lower() for f in fields}:
         return "renames or drops a field the failing code reads, so it is now missing"
+    # The failing value now taken from another member (`market.currency.code` → `.symbol`):
+    # of another type or format, or absent.
+    for t_old in removed:
+        m_old = _ASSIGNED.match(t_old)
+        for t_new in added:
+            m_new = _ASSIGNED.match(t_new)
+            if not (m_old and m_new and m_old.group(1) == m_new.group(1)):
+                continue
+            name = m_new.group(1).lower()
+            was = re.findall(r"\.([A-Za-z_]\w*)", m_old.group(2))
+            now = re.findall(r"\.([A-Za-z_]\w*)", m_new.group(2))
+            same_shape = squash(re.sub(r"\.[A-Za-z_]\w*", ".m", m_old.group(2))) == squash(
+                re.sub(r"\.[A-Za-z_]\w*", ".m", m_new.group(2))
+            )
+            if kinds and name in uses and same_shape and set(was) ^ set(now):
+                gone, new = sorted(set(was) - set(now)), sorted(set(now) - set(was))
+                return f"now takes {name} from {', '.join(new) or 'another member'}" + (
+                    f" instead of {', '.join(gone)}" if gone else ""
+                )
     if (
         flows
         and kinds & {"null", "key"}

@@ -883,3 +883,27 @@ def test_floor_division_is_code_and_a_changed_default_in_a_caller_signature_is_f
     )
     change = pick(c, [commit("default", "2026-11-27T10:00:00Z", ("app/listing.py", [signature]))])
     assert change is not None and change.line == 9 and change.fits
+
+
+def test_a_value_now_taken_from_another_member_fits_an_invalid_value_error():
+    from agent.models.changes import exception_kinds, fits_kind
+
+    kinds = exception_kinds("RangeError", "Invalid currency code : $")
+    assert "format" in kinds
+    why = fits_kind(
+        kinds,
+        ["  const currency = market.money.code;"],
+        ["  const currency = market.money.sign;"],
+        uses=frozenset({"currency"}),
+    )
+    assert why is not None and "sign instead of code" in why
+    # A rewritten expression is not "another member" of the same value.
+    assert (
+        fits_kind(
+            {"null"},
+            ["  const f = new Fmt(locale).run(x);"],
+            ["  const f = cache.get(key) ?? new Fmt(locale);"],
+            uses=frozenset({"f"}),
+        )
+        is None
+    )

@@ -42,7 +42,6 @@ NOT_YET_FOUND = frozenset(
         "go-worker-json-tag-renamed",
         "java-jackson-library-called-by-framework",
         "kotlin-coroutine-filter-in-repository",
-        "python-webhook-reraise-from-none",
         "typescript-bff-currency-symbol",
     }
 )

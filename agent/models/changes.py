@@ -1255,10 +1255,25 @@ def score_hunk(
     if score <= 0:
         return None
     binds = binding_line(added, crash) if crash.nullish else None
+    # The exception quotes what it could not find or parse (`'charge.refunded'`): the
+    # changed line is the one that took the place of the line naming it.
+    places = removed_places(hunk)
+    named_at = [
+        places.get(int(n), 0.0)
+        for n, t in hunk.get("removed") or []
+        if any(mentions_literal(lit, str(t)) for lit in sig.literals if useful(lit))
+    ]
+    replacing = (
+        min(added, key=lambda item: (item[0] < named_at[0], abs(item[0] - named_at[0])))
+        if named_at and added
+        else None
+    )
     if in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
+    elif replacing is not None and gone | named:
+        line, text = replacing[0], replacing[1].strip()
     elif frame_line is not None:
         line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
     elif calls_into:

@@ -907,3 +907,40 @@ def test_a_value_now_taken_from_another_member_fits_an_invalid_value_error():
         )
         is None
     )
+
+
+def test_the_line_that_replaced_the_key_the_exception_quotes_is_named():
+    # A re-raise names the key it could not find; the commit renamed that key in a table off
+    # the stack and added a new function above it: the table's line is the suspect.
+    source = [
+        "def dispatch(event):",
+        "    kind = event['type']",
+        "    try:",
+        "        handler = HANDLERS[kind]",
+        "    except KeyError:",
+        "        raise Unsupported(f'unsupported event type: {kind!r}') from None",
+    ]
+    c = crash(
+        path="app/events.py",
+        line=6,
+        function="dispatch",
+        exc_type="Unsupported",
+        exc_value="unsupported event type: 'order.paid'",
+        code=source[5],
+        nearby=source[2:6],
+        source=source,
+    )
+    table = hunk(
+        10,
+        [
+            (10, "def shipped(o):"),
+            (11, "    notify(o)"),
+            (12, ""),
+            (15, "    'payment.done': settle,"),
+        ],
+        [(12, "    'order.paid': paid,")],
+        context=[(13, ""), (14, "HANDLERS = {")],
+    )
+    table["old_lines"], table["new_lines"] = 3, 6
+    change = pick(c, [commit("rename", "2026-11-27T10:00:00Z", ("app/handlers.py", [table]))])
+    assert change is not None and change.line == 15

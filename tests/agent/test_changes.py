@@ -944,3 +944,24 @@ def test_the_line_that_replaced_the_key_the_exception_quotes_is_named():
     table["old_lines"], table["new_lines"] = 3, 6
     change = pick(c, [commit("rename", "2026-11-27T10:00:00Z", ("app/handlers.py", [table]))])
     assert change is not None and change.line == 15
+
+
+def test_a_new_ruby_predicate_on_the_stack_is_a_change_the_run_executed():
+    # `valid_in_country?` is the crashing function, newly added: the `?` of its frame's name
+    # does not hide that the failing run executed it.
+    source = ["  def valid?(coupon)", "    coupon.region.upcase == @country", "  end"]
+    c = crash(
+        path="app/coupons.rb",
+        line=2,
+        function="valid?",
+        exc_type="NoMethodError",
+        exc_value="undefined method `upcase' for nil:NilClass",
+        code=source[1],
+        nearby=source[:2],
+        source=source,
+        stack=[(frame("app/coupons.rb", 2, "valid?", source[1]), "app/coupons.rb")],
+    )
+    new = hunk(1, [(1, source[0]), (2, source[1]), (3, source[2])])
+    new["old_lines"] = 0
+    change = pick(c, [commit("new", "2026-11-27T10:00:00Z", ("app/coupons.rb", [new]))])
+    assert change is not None and change.on_crash_line

@@ -13,6 +13,7 @@ the running revision by the text of the line.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -153,10 +154,22 @@ def code_of(line: str) -> str:
     if DECLARATION.match(line) and re.match(r"^\s*(#|//|/\*|\*|\"\"\"|\'\'\')", line):
         return ""
     for marker in (" //", "\t//", " #", "\t#"):
-        head, sep, _ = line.partition(marker)
+        head, sep, rest = line.partition(marker)
+        if (
+            marker.endswith("//")
+            and _FLOOR_DIVISION.match(rest)
+            and re.search(r"[\w)\]]$", head.rstrip())
+            and not re.match(r"\s*(?:TODO|FIXME|XXX|HACK|NOTE)\b", rest)
+        ):
+            continue  # Python's `a // b`: an operand follows, not words
         if sep and head.count('"') % 2 == 0 and head.count("'") % 2 == 0:
             line = head
     return line.rstrip()
+
+
+# After `//`: one operand then the end, a bracket or an operator (`// per_page)`), which a
+# comment of words (`// keep the rules`) is not.
+_FLOOR_DIVISION = re.compile(r"\s*[\w.]+(?:\([^)]*\))?\s*(?:$|[-+*/%)\],;]|\bif\b|\bor\b|\band\b)")
 
 
 def squash(text: str) -> str:
@@ -227,6 +240,7 @@ _KIND_PATTERNS = {
     r"must be|expected .* got|not iterable|is not a|can't convert|cannot convert|conversion|"
     r"interface conversion|mismatch",
     "format": r"valueerror|numberformat|parse|invalid literal|invalid syntax|malformed|format|"
+    r"rangeerror|invalid [a-z]+ (?:code|value|id|name|key)|"
     r"could not convert|invalid (value|number|date|input)|unexpected token|decode",
 }
 
@@ -237,11 +251,27 @@ def exception_kinds(exc_type: str, exc_value: str) -> set[str]:
 
 
 _COMPARISON = re.compile(r"<=|>=|<|>|==|!=")
+# Angle brackets that compare nothing: type arguments (`Map<String, List<Item>>`), arrows
+# (`->`, `=>`), shifts and the spaceship operator.
+_GENERIC = re.compile(r"(?<=[\w?])<\s*[A-Z?][\w\s,.?\[\]]*(?:<[\w\s,.?\[\]]*>[\w\s,.?\[\]]*)*>")
+_NOT_COMPARISON = re.compile(r"->|=>|<=>|<<|>>|::")
+
+
+def comparisons(text: str) -> list[str]:
+    """The comparison operators of a line, in order: not the brackets of a type argument nor
+    the `>` of an arrow, so that a changed signature or a PHP `->` is not a changed bound."""
+    return _COMPARISON.findall(_NOT_COMPARISON.sub(" ", _GENERIC.sub(" ", text)))
+
+
 _BOUND = re.compile(r"\blen\(|\.length\b|\.size\(|\bcount\(|\brange\(|[-+]\s*1\b|\[[^\]]*:[^\]]*\]")
 _CONVERSION = re.compile(
     r"\b(int|float|str|bool|Number|String|parseInt|parseFloat|Integer\.parseInt|Long\.parse\w*|"
     r"Double\.parse\w*|strconv\.\w+|to_i|to_f|to_s|intval|floatval|json\w*|JSON\.\w+|split|"
     r"strftime|strptime|format|toString|valueOf|Decimal|BigDecimal|parse\w*|fromisoformat)\b"
+)
+_PARSING = re.compile(
+    r"(?i)format|pars|layout|pattern|strftime|strptime|delim|separator|\bsep\b|split|reader|"
+    r"decode|encod|locale"
 )
 _FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|dropWhile)\b")
 
@@ -255,6 +285,7 @@ def fits_kind(
     denominators: frozenset[str] = frozenset(),
     assigned: frozenset[str] = frozenset(),
     uses: frozenset[str] = frozenset(),
+    indexes: frozenset[str] = frozenset(),
 ) -> str | None:
     """Why a change is of the kind that raises the exception, or None.
 
@@ -265,15 +296,40 @@ def fits_kind(
     """
     before, after = " ".join(removed), " ".join(added)
     if "null" in kinds:
-        if any(GUARD.search(r) for r in removed) and not all(GUARD.search(t) for t in added):
+        # A guard dropped: one the old lines had that the new ones lack (counted, so that a
+        # new function with a `.get(` of its own does not hide it, nor a moved one count).
+        if Counter(GUARD.findall(before)) - Counter(GUARD.findall(after)):
             return "drops a guard for a missing value"
         if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
             return "now hands on a null"
     if kinds & {"null", "key"} and read & (keys_written(before) - keys_written(after)):
         return "renames or drops a key the failing code reads, so it is now missing"
+    # A missing value read where a number is needed: PHP casts null to 0, Python's None
+    # meets an operator. The key renamed or dropped explains the division or the type.
+    if kinds & {"zero", "type"} and read & (keys_written(before) - keys_written(after)):
+        return "renames or drops a key the failing code reads, so it reads an empty value"
     fields = set(_FIELD.findall(before)) - set(_FIELD.findall(after))
     if kinds & {"null", "key", "type"} and uses & {f.lower() for f in fields}:
         return "renames or drops a field the failing code reads, so it is now missing"
+    # The failing value now taken from another member (`market.currency.code` → `.symbol`):
+    # of another type or format, or absent.
+    for t_old in removed:
+        m_old = _ASSIGNED.match(t_old)
+        for t_new in added:
+            m_new = _ASSIGNED.match(t_new)
+            if not (m_old and m_new and m_old.group(1) == m_new.group(1)):
+                continue
+            name = m_new.group(1).lower()
+            was = re.findall(r"\.([A-Za-z_]\w*)", m_old.group(2))
+            now = re.findall(r"\.([A-Za-z_]\w*)", m_new.group(2))
+            same_shape = squash(re.sub(r"\.[A-Za-z_]\w*", ".m", m_old.group(2))) == squash(
+                re.sub(r"\.[A-Za-z_]\w*", ".m", m_new.group(2))
+            )
+            if kinds and name in uses and same_shape and set(was) ^ set(now):
+                gone, new = sorted(set(was) - set(now)), sorted(set(now) - set(was))
+                return f"now takes {name} from {', '.join(new) or 'another member'}" + (
+                    f" instead of {', '.join(gone)}" if gone else ""
+                )
     if (
         flows
         and kinds & {"null", "key"}
@@ -281,11 +337,30 @@ def fits_kind(
         and keys_read(before) != keys_read(after)
     ):
         return "changes the key a value is looked up by, so it can now be missing"
-    if "null" in kinds and _FILTER.findall(before) != _FILTER.findall(after):
+    # The position the failing line reads at (`lines[last]`, `rows.get(i)`) computed
+    # otherwise: past the end, JavaScript gives undefined, Ruby and PHP nil/null, Python,
+    # Java or Go an index error.
+    if (
+        kinds & {"null", "index"}
+        and indexes & assigned
+        and (
+            _BOUND.findall(before) != _BOUND.findall(after)
+            or comparisons(before) != comparisons(after)
+            or re.findall(r"\b\d+\b", before) != re.findall(r"\b\d+\b", after)
+        )
+    ):
+        names = ", ".join(sorted(indexes & assigned))
+        return f"changes {names}, the position the failing line reads at"
+    # A filter added, dropped, or kept with another condition (`!== "void"` → `=== "open"`).
+    refiltered = _FILTER.findall(before) != _FILTER.findall(after) or (
+        bool(_FILTER.search(before) and _FILTER.search(after))
+        and (comparisons(before) != comparisons(after) or _strings(before) != _strings(after))
+    )
+    if "null" in kinds and refiltered:
         return "changes a filter, so a lookup can now find nothing"
     if "index" in kinds and (
         _BOUND.findall(before) != _BOUND.findall(after)
-        or _COMPARISON.findall(before) != _COMPARISON.findall(after)
+        or comparisons(before) != comparisons(after)
         or re.findall(r"\[[^\]]*\]", before) != re.findall(r"\[[^\]]*\]", after)
     ):
         return "changes an index or a bound"
@@ -300,7 +375,7 @@ def fits_kind(
     if "zero" in kinds and (
         re.search(r"[^/]/[^/*]|%", f" {before} {after} ")
         or _FILTER.findall(before) != _FILTER.findall(after)
-        or _COMPARISON.findall(before) != _COMPARISON.findall(after)
+        or comparisons(before) != comparisons(after)
     ):
         return "changes a division or what its denominator counts"
     if "key" in kinds:
@@ -308,12 +383,16 @@ def fits_kind(
         now = keys_written(after) | keys_read(after)
         if gone - now:
             return f"renames or drops {', '.join(sorted(gone - now)[:3])}"
+    # Statements, not signatures: a parameter's `: bool` annotation converts nothing.
+    body_before = " ".join(r for r in removed if not definitions(r))
+    body_after = " ".join(t for t in added if not definitions(t))
     if kinds & {"type", "format"} and (
-        _CONVERSION.findall(before) != _CONVERSION.findall(after)
-        or _literal_shapes(before) != _literal_shapes(after)
+        _CONVERSION.findall(body_before) != _CONVERSION.findall(body_after)
+        or retyped(body_before, body_after)
         or (
-            re.search(r"(?i)format|pars|layout|pattern|strftime|strptime", before + after)
-            and _strings(before) != _strings(after)
+            # the pattern, layout or separator a value is parsed or split with
+            re.search(_PARSING, body_before + body_after)
+            and _strings(body_before) != _strings(body_after)
         )
     ):
         return "changes the type or the format of a value"
@@ -328,18 +407,21 @@ def _strings(text: str) -> list[str]:
     return re.findall(r"\"[^\"]*\"|'[^']*'|`[^`]*`", text)
 
 
-def _literal_shapes(text: str) -> list[str]:
-    """The kinds of the literals a line assigns: 'str', 'num', '[' or '{', in order."""
-    shapes = []
-    for value in values_written(text).values():
-        head = value[:1]
-        if head in "\"'`":
-            shapes.append("str")
-        elif head.isdigit() or head == "-":
-            shapes.append("num")
-        elif head in "[{(":
-            shapes.append(head)
-    return shapes
+def _shape(value: str) -> str | None:
+    """The kind of a literal: 'str', 'num', '[' or '{'; None for an expression."""
+    head = value[:1]
+    if head in "\"'`":
+        return "str"
+    if head.isdigit() or head == "-":
+        return "num"
+    return head if head in "[{(" else None
+
+
+def retyped(before: str, after: str) -> bool:
+    """A key written on both sides now gets a literal of another kind (`"5"` → `5`); a key
+    that is only new, such as a new option's help text, retypes nothing."""
+    old, new = values_written(before), values_written(after)
+    return any(_shape(old[k]) != _shape(new[k]) for k in old.keys() & new.keys())
 
 
 _RETHROW = re.compile(r"^\s*(raise|throw|rethrow|panic)\b")
@@ -387,9 +469,10 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     """Names on the failing value's data path, each with its distance in steps.
 
     The names the failing code uses (0); then, walking back through the crashing function,
-    what each was assigned from (1, 2); the function's parameters lead to the caller's call
-    line on the stack, whose names follow (2). A change elsewhere that writes, defines or
-    builds one of these names is on the data path, whichever file it is in."""
+    what each was assigned or looped over from (1, 2); the function's parameters lead to the
+    arguments of the caller's call on the stack (2), and what those were bound from in the
+    caller (3). A change elsewhere that writes, defines or builds one of these names is on
+    the data path, whichever file it is in."""
     names = {n: 0 for n in names_of(code_of(code)) if useful(n)}
     for line in nearby:
         for n in keys_read(line):
@@ -397,25 +480,210 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     src = crash.source
     if src and 0 < crash.line <= len(src):
         start = function_start(src, crash.line)
-        body = src[start : crash.line - 1]
-        for step in (1, 2):
-            for text in reversed(body):
-                m = _ASSIGNED.match(code_of(text))
-                if m and m.group(1).lower() in names:
-                    for n in names_of(m.group(2)) | keys_read(m.group(2)):
-                        if useful(n):
-                            names.setdefault(n, step)
+        # The loops around the crash line: how many times they run decides what it reads
+        # (`for n := 1; n <= pages; n++` around `items[len(items)-1]`).
+        for n in loop_bounds(src, start, crash.line):
+            names.setdefault(n, 1)
+        walk_back(src[start : crash.line - 1], names, (1, 2))
         header = src[start] if start < len(src) else ""
         params = names_of(header.partition("(")[2])
-        if params & set(names):
-            callers = [
-                f for f, _ in crash.stack if f.lineno != crash.line or f.function != crash.function
-            ]
-            if callers and callers[0].context_line:
-                for n in names_of(code_of(callers[0].context_line)):
-                    if useful(n):
-                        names.setdefault(n, 2)
+        failing = [i for i, p in enumerate(parameters(header)) if p in names]
+        callers = [
+            (f, p) for f, p in crash.stack if f.lineno != crash.line or f.function != crash.function
+        ]
+        if params & set(names) and callers and callers[0][0].context_line:
+            caller, path = callers[0]
+            call = code_of(caller.context_line or "")
+            # Only what is handed to the crashing function, not what the caller does with
+            # its result (`entries.append(parse_row(row))` hands on `row`).
+            args = call_arguments(call, last_segment(crash.function))
+            handed = arguments_for(args, parameters(header), failing) if args else None
+            passed = {n for n in names_of(handed or args or call) if useful(n)}
+            for n in passed:
+                names.setdefault(n, 2)
+            walk_back(caller_body(crash, caller, path), names, (3,), only=passed)
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+
+
+_LOOP_HEADER = re.compile(r"^\s*(?:for|while|until|foreach|loop|do)\b|\.(?:each|times|upto)\b")
+
+
+def loop_bounds(src: list[str], start: int, line: int) -> set[str]:
+    """Names in the headers of the loops that enclose `line` (1-based) in its function."""
+
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip())
+
+    depth = indent(src[line - 1])
+    out: set[str] = set()
+    for j in range(line - 2, start, -1):
+        text = code_of(src[j])
+        if text.strip() and indent(text) < depth:
+            depth = indent(text)
+            if _LOOP_HEADER.search(text):
+                out |= {n for n in names_of(text) if useful(n)}
+    return out
+
+
+_OUTPUT = re.compile(
+    r"(?i)^(?:[\w$]+\s*(?:\.|::|->)\s*)*(?:f?print\w*|puts|echo|p|pp|log\w*|debug|info|warn\w*|"
+    r"error|trace|notice|fprint\w*|emit|metric\w*|increment|timing|gauge|histogram|observe|"
+    r"count|record|span|breadcrumb\w*|dump|console\.\w+|logger\.\w+)\s*[(\s]"
+)
+
+
+def read_only(text: str, path: set[str]) -> bool:
+    """A log, print or metrics statement: it binds nothing and decides nothing, so it cannot
+    change what fails after it (`fmt.Fprintf(os.Stderr, ...)`, `logger.info(...)`)."""
+    code = code_of(text).strip()
+    if not code or bindings(code):
+        return False
+    return bool(_OUTPUT.match(code))
+
+
+# Loops bind a name to what they iterate: (pattern, group of the names, group of the source).
+_LOOPS = (
+    (re.compile(r"^\s*for\s+([\w\s,()]+?)\s+in\s+(.+?):?\s*$"), 1, 2),  # Python
+    (re.compile(r"\bfor\s*\(\s*(?:const|let|var)?\s*([\w\s,{}\[\]]+?)\s+of\s+(.+)\)"), 1, 2),
+    (re.compile(r"\bfor\s+([\w\s,]+?)\s*:=\s*range\s+(.+?)\s*\{?\s*$"), 1, 2),  # Go
+    (re.compile(r"\bforeach\s*\((.+?)\s+as\s+(?:\$\w+\s*=>\s*)?\$(\w+)\s*\)"), 2, 1),  # PHP
+    (re.compile(r"(.+?)\.each(?:_with_index)?\s*(?:do|\{)\s*\|([\w\s,]+)\|"), 2, 1),  # Ruby
+    (re.compile(r"\bfor\s*\((?:[\w<>\[\],.?]+\s+)?(\w+)\s*(?::|\bin\b)\s*(.+)\)"), 1, 2),
+)
+
+
+def bindings(text: str) -> tuple[set[str], str] | None:
+    """The names a line binds and the expression it binds them from: an assignment or a
+    loop header, in the languages read here."""
+    m = _ASSIGNED.match(text)
+    if m:
+        return {m.group(1).lower()}, m.group(2)
+    for pattern, target, source in _LOOPS:
+        m = pattern.search(text)
+        if m:
+            return names_of(m.group(target)), m.group(source)
+    return None
+
+
+def walk_back(
+    body: list[str], names: dict[str, int], steps: tuple[int, ...], only: set[str] | None = None
+) -> None:
+    """Add to `names` what the body's lines bound them from, one step further each pass."""
+    wanted = set(names) if only is None else set(only)
+    for step in steps:
+        for text in reversed(body):
+            bound = bindings(code_of(text))
+            if bound and bound[0] & wanted:
+                # A call's function makes the value; its arguments only feed it, a step on.
+                made = calls_of(bound[1])
+                for n in names_of(bound[1]) | keys_read(bound[1]):
+                    if useful(n):
+                        names.setdefault(n, step if n in made or not made else step + 1)
+                        wanted.add(n)
+
+
+_JAVA_TYPES = {"int", "long", "double", "float", "boolean", "char", "byte", "short", "final"}
+
+
+def split_top(text: str) -> list[str]:
+    """`a, f(b, c), d` → ['a', 'f(b, c)', 'd']: commas outside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += 1 if ch in "([{<" else -1 if ch in ")]}>" else 0
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [p.strip() for p in [*parts, cur] if p.strip()]
+
+
+def parameters(header: str) -> list[str]:
+    """The parameter names of a definition line, in order (not `self`, `cls`, `this`):
+    `name: T`, `name = d`, `$name` and Go's `name T` name first, Java's `T name` last."""
+    inside = call_arguments(header, next(iter(sorted(definitions(header))), "")) if header else None
+    if inside is None:
+        inside = header.partition("(")[2].rpartition(")")[0]
+    out = []
+    for part in split_top(inside):
+        idents = re.findall(r"[A-Za-z_]\w*", part.split("=")[0].split(":")[0])
+        if not idents:
+            continue
+        if ":" in part or "$" in part or len(idents) == 1:
+            name = idents[0] if "$" not in part else re.findall(r"\$(\w+)", part)[0]
+        elif idents[0][0].islower() and idents[0] not in _JAVA_TYPES:
+            name = idents[0]  # Go: `rec map[string]any`
+        else:
+            name = idents[-1]  # Java, C#, Kotlin's annotations aside: `Map<..> rec`
+        if name not in ("self", "cls", "this"):
+            out.append(name.lower())
+    return out
+
+
+def arguments_for(args: str, params: list[str], wanted: list[int]) -> str | None:
+    """The argument expressions a call hands to the wanted parameters (by position or by
+    keyword); None when the call and the definition do not line up."""
+    parts = split_top(args)
+    if not wanted or not params or len(parts) > len(params):
+        return None
+    picked = []
+    for i, part in enumerate(parts):
+        m = re.match(r"^([A-Za-z_]\w*)\s*[:=](?![=:])\s*(.+)$", part)
+        name = m.group(1).lower() if m else (params[i] if i < len(params) else "")
+        if name in {params[w] for w in wanted}:
+            picked.append(m.group(2) if m else part)
+    return ", ".join(picked) or None
+
+
+def call_arguments(line: str, function: str) -> str | None:
+    """The argument list of the call to `function` on the line, parentheses balanced."""
+    m = re.search(rf"\b{re.escape(function)}\s*\(", line, re.IGNORECASE) if function else None
+    if m is None:
+        return None
+    depth, i = 1, m.end()
+    while i < len(line) and depth:
+        depth += {"(": 1, ")": -1}.get(line[i], 0)
+        i += 1
+    return line[m.end() : i - 1]
+
+
+def caller_body(crash: Crash, caller: stacktrace.Frame, path: str) -> list[str]:
+    """The caller's lines above its call: from the crash file when it is the same file, else
+    from the lines around the frame that the event recorded."""
+    line = caller.lineno or 0
+    if path == crash.path and crash.source and 0 < line <= len(crash.source):
+        return crash.source[function_start(crash.source, line) : line - 1]
+    return [t for n, t in caller.context if n < line]
+
+
+def removed_places(hunk: dict[str, Any]) -> dict[int, float]:
+    """Where each removed line stood among the new side's lines: just after the context line
+    that preceded it (old numbers of the context lines follow from the removed ones)."""
+    removed = {int(n) for n, _ in hunk.get("removed") or []}
+    old_start, old_lines = int(hunk.get("old_start") or 0), int(hunk.get("old_lines") or 0)
+    new_start = int(hunk.get("new_start") or 0)
+    kept = [o for o in range(old_start, old_start + old_lines) if o not in removed]
+    context = sorted(int(n) for n, _ in hunk.get("context") or [])
+    if len(kept) != len(context):  # a context line lost on the way to the release
+        return {o: float(o + new_start - old_start) for o in removed}
+    pairs = list(zip(kept, context, strict=True))
+    return {
+        o: max((new for old, new in pairs if old < o), default=new_start - 1) + 0.5 for o in removed
+    }
+
+
+def function_end(lines: list[str], line: int) -> int:
+    """The last line (1-based) of the function holding `line`: the line before the next
+    definition that is not nested deeper than the function's own; `line` when unknown."""
+    if not 0 < line <= len(lines):
+        return line
+    header = lines[function_start(lines, line)]
+    indent = len(header) - len(header.lstrip())
+    for j in range(line, len(lines)):
+        text = lines[j]
+        if text.strip() and definitions(text) and len(text) - len(text.lstrip()) <= indent:
+            return j
+    return len(lines)
 
 
 def function_start(lines: list[str], line: int) -> int:
@@ -525,8 +793,10 @@ class Signals:
     path_names: dict[str, int]
     kinds: set[str]
     function_lines: tuple[int, int]  # the crashing function's first line .. the crash line
+    function_end: int  # the crashing function's last line (the crash line when not known)
     imports: set[str]  # what the crashing file imports
     denominators: set[str]  # what the failing code divides by
+    indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -570,7 +840,16 @@ class Signals:
             path_names=path_names,
             kinds=crash.kinds,
             function_lines=(start, crash.line),
+            function_end=function_end(crash.source, crash.line),
             imports=imported(crash.source),
+            indexes={
+                n.lower()
+                for n in re.findall(
+                    r"(?:\[\s*|\.(?:get|at|fetch|elementAt|getOrNull)\(\s*)\$?([A-Za-z_]\w*)\s*[\])]",
+                    code_of(code),
+                )
+            }
+            - NOISE,
             denominators={
                 n.lower()
                 for line in [code, *nearby]
@@ -631,12 +910,14 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             if path.lower().endswith(DOCS):
                 continue
             for raw in f.get("hunks") or []:
-                hunk = raw
+                # Each hunk is followed to the release on its own: one that can be says
+                # nothing about the next one's numbering.
+                hunk, at_head = raw, newest
                 if not newest:
                     moved = at_release(raw, later.get(path, []))
                     if moved is not None:
-                        hunk, newest = moved, True
-                change = score_hunk(sig, commit, path, hunk, newest)
+                        hunk, at_head = moved, True
+                change = score_hunk(sig, commit, path, hunk, at_head)
                 if change is None:
                     continue
                 change.score += recency
@@ -665,7 +946,9 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             top = producer
         out.append(top)
     out.sort(key=lambda c: -c.score)
-    return [c for c in out if c.score >= 3]
+    # A candidate needs a reason of its own: recency and shared words alone (a commit of
+    # the day that touched the crash file elsewhere) explain nothing.
+    return [c for c in out if c.score >= 3 and c.reasons]
 
 
 def shift(line: int, hunks: list[dict[str, Any]]) -> int | None:
@@ -756,7 +1039,7 @@ def score_hunk(
         used = (
             sig.nearby_names
             | set(sig.path_names)
-            | {last_segment(f.function or "").lower() for f, _ in crash.stack}
+            | {last_segment(f.function or "").rstrip("?!").lower() for f, _ in crash.stack}
         )
         if not new & used:
             return None
@@ -775,9 +1058,16 @@ def score_hunk(
     elif in_crash_file and newest:
         lines = [n for n, _ in added] or [start]
         first, _ = sig.function_lines
-        distance = min(abs(crash.line - n) for n in lines)
+        # Lines above the crash that only read (a new log line) change nothing it computes.
+        lines = [n for n, t in added if not read_only(t, set(sig.path_names))] or (
+            [start] if not added or removed else []
+        )
         inside = any(first <= n <= crash.line for n in lines)
-        if start <= crash.line <= end:
+        above = [n for n in lines if first <= n <= crash.line] or lines or [start]
+        distance = min(abs(crash.line - n) for n in above)
+        # Statements below the crash line had not run when it failed: a hunk that spans the
+        # crash line but changes only what follows it is not "around" it.
+        if start <= crash.line <= end and inside:
             score += 3
             reasons.append("changes the code around the crash line")
         if inside:
@@ -797,7 +1087,8 @@ def score_hunk(
             frame_line = (by_text or by_number)[0]
         weight = max(2.0, 4.5 - 0.5 * depth)
         near = [n for n, t in added if not definitions(t)]
-        close = newest and frame.lineno and any(abs(n - frame.lineno) <= 2 for n in near)
+        # Just above the call the frame was making (what follows it had not run yet).
+        close = newest and frame.lineno and any(0 <= frame.lineno - n <= 2 for n in near)
         if frame_line or close:
             score += weight
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
@@ -815,25 +1106,59 @@ def score_hunk(
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
     # A change to the shape of data the failing code reads: a key it looks up, renamed,
     # dropped or given another type where the data is built.
+    # A definition's `name: Type` parameters are not keys it writes.
     before: dict[str, str] = {}
     for t in removed:
-        before.update(values_written(t))
+        before.update(values_written(t) if not definitions(t) else defaults_of(t))
     after: dict[str, str] = {}
     for _, t in added:
-        after.update(values_written(t))
+        after.update(values_written(t) if not definitions(t) else defaults_of(t))
     shaped = {
         k
         for k in before.keys() & sig.nearby_keys
         if k not in after or after[k][:1] != before[k][:1]
     }
+    # The same key still written, from another source or with another default: a setting
+    # read from a renamed variable, a default that became 0 (config loaders, builders).
+    old_values = key_values(removed)
+    new_values = key_values([t for _, t in added])
+    reads = sig.nearby_keys | {n for n, d in sig.path_names.items() if d <= 1}
+    rewritten = {
+        k
+        for k in old_values.keys() & new_values.keys() & reads
+        if squash(old_values[k]) != squash(new_values[k])
+    } - shaped
+    value_fit = next(
+        (
+            why
+            for k in sorted(rewritten)
+            if (why := rewritten_fits(sig.kinds, k, old_values[k], new_values[k]))
+        ),
+        None,
+    )
+    if in_crash_file:
+        rewritten = set()
     key_line = (
-        next(((n, t) for n, t in added if keys_written(t) & shaped), None)
-        if shaped and not in_crash_file
+        next(
+            (
+                (n, t)
+                for n, t in added
+                if keys_written(t) & shaped or set(key_values([t])) & rewritten
+            ),
+            None,
+        )
+        if (shaped or rewritten) and not in_crash_file
         else None
     )
     if shaped and not in_crash_file:
         score += 5
         reasons.append(f"changes {', '.join(sorted(shaped))}, which the failing code reads")
+    elif rewritten:
+        score += 5
+        reasons.append(
+            f"changes the value of {', '.join(sorted(rewritten))}, which the failing code reads"
+        )
+        shaped = rewritten
     # What the hunk writes or defines that the failing value is made of, in any file.
     written = set(after) | set(before) | defined
     for _, t in added:
@@ -884,36 +1209,71 @@ def score_hunk(
         score += 3
         reasons.append(f"removes {', '.join(sorted(gone))}, named by the exception")
     named = {
-        lit for lit in sig.literals if any(lit in t.lower() for t in changed_text) and useful(lit)
+        lit
+        for lit in sig.literals
+        if useful(lit) and any(mentions_literal(lit, t) for t in changed_text)
     }
     if named and not gone:
         score += 2.5 if linked else 1.0
         reasons.append(f"touches {', '.join(sorted(named)[:2])}, which the exception names")
     relevant = linked or bool(gone) or bool(named) or (in_crash_file and score > 0)
+
+    # What follows the crash line in its own function had not run when it failed (a removed
+    # line's place at the release: its old number shifted as the hunk's start was).
+    def ran(n: float) -> bool:
+        return not (in_crash_file and newest and crash.line < n <= sig.function_end)
+
+    quiet = {n for n, t in added if read_only(t, set(sig.path_names))}
+
+    places = removed_places(hunk)
+    removed_ran = [
+        code
+        for n, t in hunk.get("removed") or []
+        if (code := code_of(str(t))) in removed
+        and ran(places.get(int(n), 0))
+        and not read_only(code, set(sig.path_names))
+    ]
     fit = (
         fits_kind(
             sig.kinds,
-            removed,
-            [t for _, t in added],
+            removed_ran,
+            [t for n, t in added if ran(n) and n not in quiet],
             flows=bool(on_path),
             read=frozenset(sig.nearby_keys),
             denominators=frozenset(sig.denominators),
             assigned=frozenset(written),
             uses=frozenset(n for n, d in sig.path_names.items() if d <= 1),
+            indexes=frozenset(sig.indexes),
         )
         if relevant
         else None
     )
+    fit = fit or (value_fit if rewritten else None)
     if fit:
         score += 3
         reasons.append(fit)
     if score <= 0:
         return None
     binds = binding_line(added, crash) if crash.nullish else None
+    # The exception quotes what it could not find or parse (`'charge.refunded'`): the
+    # changed line is the one that took the place of the line naming it.
+    places = removed_places(hunk)
+    named_at = [
+        places.get(int(n), 0.0)
+        for n, t in hunk.get("removed") or []
+        if any(mentions_literal(lit, str(t)) for lit in sig.literals if useful(lit))
+    ]
+    replacing = (
+        min(added, key=lambda item: (item[0] < named_at[0], abs(item[0] - named_at[0])))
+        if named_at and added
+        else None
+    )
     if in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
+    elif replacing is not None and gone | named:
+        line, text = replacing[0], replacing[1].strip()
     elif frame_line is not None:
         line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
     elif calls_into:
@@ -948,6 +1308,82 @@ def score_hunk(
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])=(?![=>])")
+
+
+_KEY_VALUE = (
+    # `"key": v`, `key: v`, `'key' => v`, `"key" to v`
+    re.compile(r"""^\s*["':]?([A-Za-z_][\w.\-]*)["']?\s*(?::(?!:)|=>|\bto\b)\s*(.+?)[,;]?\s*$"""),
+    # `out.put("key", v)`, `cfg.set('key', v)`
+    re.compile(
+        r"""\b(?:put|set|setdefault|store|putIfAbsent|Set|Store)\(\s*["']([\w.\-]+)["']\s*,\s*(.+?)\)?\s*;?\s*$"""
+    ),
+    # `out["key"] = v`, `self.key = v`, `KEY = v`
+    re.compile(
+        r"""^\s*(?:[\w$]+\[\s*["']([\w.\-]+)["']\s*\]|(?:self\.|this\.|@|\$)?([A-Za-z_]\w*))\s*=(?![=>])\s*(.+?);?\s*$"""
+    ),
+)
+
+
+def defaults_of(header: str) -> dict[str, str]:
+    """The default values a definition line gives its parameters (`per_page: int = 20`)."""
+    if not definitions(header):
+        return {}
+    inside = header.partition("(")[2].rpartition(")")[0]
+    out = {}
+    for part in split_top(inside):
+        name, eq, value = part.partition("=")
+        idents = re.findall(r"[A-Za-z_]\w*", name.split(":")[0])
+        if eq and idents and not value.startswith(("=", ">")):
+            out[idents[-1 if ":" not in name and len(idents) > 1 else 0].lower()] = value.strip()
+    return out
+
+
+def key_values(lines: list[str]) -> dict[str, str]:
+    """The keys and settings the lines write, each with the whole expression it gets; for a
+    definition line, the defaults of its parameters."""
+    out: dict[str, str] = {}
+    for line in lines:
+        if definitions(line):
+            out.update(defaults_of(line))
+            continue
+        for pattern in _KEY_VALUE:
+            m = pattern.search(line)
+            if m:
+                *keys, value = m.groups()
+                key = next(k for k in keys if k)
+                out[key.lower().rsplit(".", 1)[-1]] = value
+                break
+    return out
+
+
+def rewritten_fits(kinds: set[str], key: str, old: str, new: str) -> str | None:
+    """Why a key still written, but from another source or with another default, raises the
+    exception: its source renamed (now unset, so missing), its default now 0, its type."""
+    if kinds & {"null", "key"} and (
+        keys_read(old) != keys_read(new) or names_of(old) != names_of(new)
+    ):
+        return f"reads {key} from another name than before, so it is now missing"
+    if kinds & {"null", "key"} and GUARD.search(old) and not GUARD.search(new):
+        return f"drops the default of {key}, so it can now be missing"
+    numbers = (
+        re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", old),
+        re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?", new),
+    )
+    if kinds & {"zero", "index"} and numbers[0] != numbers[1]:
+        return f"changes the default of {key}, which the failing code counts or divides with"
+    if kinds & {"type", "format"} and (
+        _CONVERSION.findall(old) != _CONVERSION.findall(new)
+        or _strings(old) != _strings(new)
+        or numbers[0] != numbers[1]
+    ):
+        return f"changes the type or the format of {key} where it is set"
+    return None
+
+
+def mentions_literal(literal: str, text: str) -> bool:
+    """The line names what the exception quotes as a whole word (`sku`, not `lastSku`)."""
+    pattern = rf"(?<![A-Za-z0-9_]){re.escape(literal)}(?![A-Za-z0-9_])"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def binding_line(added: list[tuple[int, str]], crash: Crash) -> tuple[int, str] | None:

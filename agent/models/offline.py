@@ -213,7 +213,9 @@ class OfflineInvestigator:
             span = {"start_line": max(1, line - 2), "end_line": line + 2}
             reads.append((BLAME, {"revision": sha, "path": path, **span}))
         if trail.last(CHANGES) is None:
-            reads.append((CHANGES, {"head": sha, "max_commits": 15}))
+            base = window_base(details.data)
+            window = {"base": base, "head": sha} if base and sha != "HEAD" else {"head": sha}
+            reads.append((CHANGES, {**window, "max_commits": 15}))
         reads = [r for r in reads if r[0] in offered]
         if reads:
             return reads
@@ -468,7 +470,9 @@ class OfflineInvestigator:
             unsure.append(w.history_cut(a) if a.history_cut else w.no_change_found)
         elif confidence == "low":
             unsure.append(w.weak_lead(a))
-        unsure.append(w.no_previous_release)
+        history = trail.ok(CHANGES)
+        base = history.arguments.get("base") if history is not None else None
+        unsure.append(w.window(str(base), a.revision) if base else w.no_previous_release)
         if a.stand_in:
             unsure.append(w.release_unresolved(self.unresolved(trail) or "", a.revision))
         elif a.revision == "HEAD":
@@ -601,6 +605,17 @@ class Analysis:
 
     def crash_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
+
+
+def window_base(details: dict[str, Any] | None) -> str | None:
+    """The previous release's commit, when it bounds the change window: the tag before the
+    running release, the errors being seen in no earlier release. When the issue's events
+    show an earlier release, that release already failed, so the fault is older than it;
+    and a parent commit is no release: both leave the window to the commits before the first
+    error."""
+    release = (details or {}).get("release") or {}
+    previous, via = release.get("previous"), str(release.get("previous_via") or "")
+    return str(previous) if previous and via.startswith("tag ") else None
 
 
 def confirmed(ranking: list[changes.Change], answers: list[str]) -> list[changes.Change]:

@@ -86,6 +86,13 @@ class Words:
         "history before the errors began."
     )
     no_docs = "No documentation about the identifiers involved was found."
+
+    def window(self, previous: str, running: str) -> str:
+        return (
+            f"The change window is the previous release {previous[:12]} .. the running release "
+            f"{running[:12]}: older commits were not considered."
+        )
+
     one_event = "Only the newest event was read in full; older events may differ."
     line_not_mapped = "The suspect line is given as numbered in the fault commit."
     release_unknown = (
@@ -295,6 +302,13 @@ class Palabras(Words):
         "anterior al inicio de los errores."
     )
     no_docs = "No se encontró documentación sobre los identificadores implicados."
+
+    def window(self, previous: str, running: str) -> str:
+        return (
+            f"La ventana de cambios va de la versión anterior {previous[:12]} a la desplegada "
+            f"{running[:12]}: no se consideraron commits más antiguos."
+        )
+
     one_event = "Solo se leyó completo el evento más reciente; los anteriores podrían diferir."
     line_not_mapped = "La línea sospechosa se indica con la numeración del commit del fallo."
     release_unknown = (

@@ -305,7 +305,9 @@ SYNONYMS = {
 ONSET = re.compile(
     r"\b(since|started|starting|stopped|broke|broken|suddenly|today|this morning|yesterday|"
     r"after the|last deploy|desde|empez|dej[oó]|dejaron|roto|rota|hoy|esta mañana|ayer|"
-    r"tras el|último despliegue|ultimo despliegue|de repente)",
+    r"tras el|último despliegue|ultimo despliegue|de repente|"
+    # "what changed?": the operator asks about a regression, as "since" does
+    r"changed|cambiad|cambi[oó]|last night|anoche)",
     re.IGNORECASE,
 )
 
@@ -408,10 +410,16 @@ def rank(
         total = lexical
         first_seen = parse_time(issue.get("firstSeen"))
         if since and first_seen:
+            # What first appeared inside the window the question is about is what changed:
+            # it outweighs a recurring error that shares a word more (the entity's name
+            # is in every issue of the service), the more so when the question speaks of an
+            # onset; what began before the window was there before the trouble.
             if first_seen >= since:
-                total += 2.0 if onset else 1.0  # new in the window: a regression
+                total += 3.0 if onset else 1.5
             elif first_seen < since - timedelta(days=7):
-                total -= 0.5  # a long-standing, recurring error
+                total -= 1.0  # a long-standing, recurring error
+            else:
+                total -= 0.5
         if began and first_seen and began[0] - timedelta(hours=1) <= first_seen <= began[1]:
             total += 1.5  # it began when the operator says the trouble began
         level = str(issue.get("level") or "error")

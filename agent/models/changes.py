@@ -1476,3 +1476,57 @@ def release_line(change: Change, content: str | None) -> int | None:
     if not matches:
         return None
     return min(matches, key=lambda n: abs(n - change.line))
+
+
+def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
+    """Where the failing value is produced, when the history is cut (a truncated or shallow
+    history: the crash line goes back to the root commit, whose change is the whole tree).
+
+    No diff tells what went wrong, so each code line the root added (followed to the
+    release through the newer commits) is scored as if it alone had been added: the line on
+    the failing value's data path, in a producer, a callee or a setting, scores as a change
+    there would. The answer names a line and no commit: the one that introduced it cannot
+    be seen."""
+    root = next((c for c in commits if c.get("parents") == []), None)
+    if root is None or not crash.blamed or crash.blamed != root.get("sha"):
+        return None
+    sig = Signals.of(crash)
+    later: dict[str, list[list[dict[str, Any]]]] = {}
+    for commit in commits:
+        if commit is root:
+            break
+        for f in commit.get("files") or []:
+            later.setdefault(f.get("path") or "", []).append(f.get("hunks") or [])
+    found: list[Change] = []
+    for f in root.get("files") or []:
+        path = f.get("path") or ""
+        if path.lower().endswith(DOCS):
+            continue
+        for raw in f.get("hunks") or []:
+            lines = [(int(n), str(t)) for n, t in raw.get("added") or []]
+            for n, text in lines:
+                if not code_of(text).strip() or prose(text) or definitions(text):
+                    continue
+                hunk = {
+                    "old_start": 1,
+                    "old_lines": 0,
+                    "new_start": n,
+                    "new_lines": 1,
+                    "added": [[n, text]],
+                    "removed": [],
+                    "context": [[m, t] for m, t in lines if 0 < abs(m - n) <= 3],
+                }
+                moved = at_release(hunk, later.get(path, [])) if path in later else hunk
+                if moved is None:
+                    continue
+                change = score_hunk(sig, root, path, moved, True)
+                if change is not None:
+                    found.append(change)
+    found.sort(key=lambda c: -c.score)
+    # The crash line is where the value was used; with no diff to show it was changed
+    # there, the line that made the value wins: the best one that is of the exception's
+    # kind or sits in the crashing function above the crash (a bound, a filter, a binding).
+    # A line elsewhere that only builds a container the value is read from (`rec`,
+    # `settings`) is no origin.
+    made = [c for c in found if not c.on_crash_line and (c.fits or c.path == crash.path)]
+    return made[0] if made else found[0] if found else None

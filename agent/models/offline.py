@@ -353,6 +353,8 @@ class OfflineInvestigator:
             a.ranking = confirmed(changes.rank(a.crash, commits), trail.answers)
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
+            if a.change is None and a.history_cut:
+                a.origin = changes.origin(a.crash, commits)
         if a.change is not None:
             if a.change.on_crash_line:
                 a.change_line = line
@@ -468,6 +470,8 @@ class OfflineInvestigator:
         hyps += [w.candidate(a, c) for c in a.ranking[1:3]]
         if a.change is None:
             unsure.append(w.history_cut(a) if a.history_cut else w.no_change_found)
+            if a.origin is not None:
+                hyps.append(w.origin(a))
         elif confidence == "low":
             unsure.append(w.weak_lead(a))
         history = trail.ok(CHANGES)
@@ -525,6 +529,7 @@ class Analysis:
     doc_names: docsearch.Names = field(default_factory=docsearch.Names)
     ranking: list[changes.Change] = field(default_factory=list)
     root: str | None = None  # the root commit of the history read, when it was reached
+    origin: changes.Change | None = None  # where the value is made, in a cut history
 
     @property
     def nullish(self) -> bool:
@@ -538,6 +543,8 @@ class Analysis:
         if self.change is not None:
             return self.change.path, self.change_line or self.change.line, self.change.sha
         commit = self.blame.get("commit") if self.blame and not self.history_cut else None
+        if self.origin is not None:  # no commit: the one that wrote the line cannot be seen
+            return self.origin.path, self.origin.line, None
         return self.path, self.frame.lineno or 1, commit
 
     @property

@@ -211,6 +211,15 @@ class Words:
             "the cut of a truncated history), so the change that introduced it cannot be seen."
         )
 
+    def origin(self, a: Analysis) -> str:
+        o = a.origin
+        assert o is not None
+        why = "; ".join(o.reasons[:2])
+        return (
+            f"Read without a diff, the failing value is made at {o.path}:{o.line} "
+            f"(`{o.text}`: {why}); check that line first."
+        )
+
     def factors(self, raised: list[str], lowered: list[str]) -> str:
         up = "; ".join(raised) or "nothing"
         down = "; ".join(lowered) or "nothing"
@@ -426,6 +435,15 @@ class Palabras(Words):
             f"Historial no disponible: la línea {a.frame.lineno} de {a.path} viene de "
             f"{str(b.get('commit'))[:7]}, el commit más antiguo del historial leído (una raíz o "
             "el corte de un historial truncado), así que no se ve el cambio que la introdujo."
+        )
+
+    def origin(self, a: Analysis) -> str:
+        o = a.origin
+        assert o is not None
+        why = "; ".join(o.reasons[:2])
+        return (
+            f"Leído sin diff, el valor que falla se produce en {o.path}:{o.line} "
+            f"(`{o.text}`: {why}); revise esa línea primero."
         )
 
     def factors(self, raised: list[str], lowered: list[str]) -> str:

@@ -4,7 +4,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from agent import stacktrace
-from agent.models.changes import Crash, code_of, pick, rank, release_line
+from agent.models.changes import Crash, code_of, origin, pick, rank, release_line
 
 
 def frame(path: str, line: int, function: str, context: str | None = None) -> stacktrace.Frame:
@@ -965,3 +965,46 @@ def test_a_new_ruby_predicate_on_the_stack_is_a_change_the_run_executed():
     new["old_lines"] = 0
     change = pick(c, [commit("new", "2026-11-27T10:00:00Z", ("app/coupons.rb", [new]))])
     assert change is not None and change.on_crash_line
+
+
+def test_in_a_cut_history_the_line_that_makes_the_failing_value_is_the_origin():
+    # The crash line's commit is the root of a truncated history: no diff shows a change,
+    # so the line that computes the index it reads at is named, followed to the release
+    # through a newer commit that added a line above it; and no commit is claimed.
+    source = [
+        "def last_sku(rec):",
+        "    lines = rec['lines']",
+        "    last = len(lines)",
+        "    return lines[last]['sku']",
+    ]
+    root = commit(
+        "root",
+        "2026-10-01T10:00:00Z",
+        ("app/skus.py", [hunk(1, list(enumerate(source, 1)), old_start=0)]),
+        ("app/views.py", [hunk(1, [(1, "def show(rec):"), (2, "    return last_sku(rec)")])]),
+    )
+    root["parents"] = []
+    newer = commit(
+        "docs",
+        "2026-11-20T10:00:00Z",
+        ("app/skus.py", [hunk(1, [(1, '"""SKU helpers."""')], old_start=0)]),
+    )
+    newer["parents"] = ["root"]
+    newer["files"][0]["hunks"][0]["old_lines"] = 0  # `@@ -0,0 +1 @@`: one line inserted on top
+    c = crash(
+        path="app/skus.py",
+        line=5,
+        function="last_sku",
+        exc_type="IndexError",
+        exc_value="list index out of range",
+        code="return lines[last]['sku']",
+        nearby=source[1:],
+        source=['"""SKU helpers."""', *source],
+        blamed="root",
+    )
+    found = origin(c, [newer, root])
+    assert found is not None
+    assert (found.path, found.line, found.text) == ("app/skus.py", 4, "last = len(lines)")
+    assert rank(c, [newer, root]) == []  # the root itself is never a candidate change
+    # A history that reaches the crash line's commit has a diff to read: no static search.
+    assert origin(replace(c, blamed="docs"), [newer, root]) is None

@@ -353,8 +353,18 @@ class OfflineInvestigator:
             a.ranking = confirmed(changes.rank(a.crash, commits), trail.answers)
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
-            if a.change is None and a.history_cut:
+            # In a cut history a candidate with nothing of the failure's kind, no part in
+            # making its value and no word from blame (a line of a frame far up the stack
+            # edited since) explains less than a line that makes the value in a way that
+            # raises this exception.
+            c = a.change
+            weak = c is not None and not (c.fits or c.producer or c.blamed or c.on_crash_line)
+            if (c is None or weak) and a.history_cut:
                 a.origin = changes.origin(a.crash, commits)
+                if a.origin is not None and c is not None and not a.origin.fits:
+                    a.origin = None  # it explains no more than the lead does
+                if a.origin is not None:
+                    a.change = None
         if a.change is not None:
             if a.change.on_crash_line:
                 a.change_line = line

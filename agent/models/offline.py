@@ -354,11 +354,15 @@ class OfflineInvestigator:
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
             # In a cut history a candidate with nothing of the failure's kind, no part in
-            # making its value and no word from blame (a line of a frame far up the stack
-            # edited since) explains less than a line that makes the value in a way that
+            # making its value and no word from blame (a line of a frame two calls up or
+            # more, edited since) explains less than a line that makes the value in a way that
             # raises this exception.
             c = a.change
             weak = c is not None and not (c.fits or c.producer or c.blamed or c.on_crash_line)
+            # A lead in the crashing frame or the one that called it is kept: it is close to
+            # the crash in calls, where a change is most likely to matter.
+            depths = [i for i, (_, p) in enumerate(a.crash.stack) if c is not None and p == c.path]
+            weak = weak and min(depths, default=2) >= 2
             if (c is None or weak) and a.history_cut:
                 a.origin = changes.origin(a.crash, commits)
                 if a.origin is not None and c is not None and not a.origin.fits:

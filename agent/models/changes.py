@@ -1504,9 +1504,11 @@ def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
             continue
         for raw in f.get("hunks") or []:
             lines = [(int(n), str(t)) for n, t in raw.get("added") or []]
-            for n, text in lines:
+            for i, (n, text) in enumerate(lines):
                 if not code_of(text).strip() or prose(text) or definitions(text):
                     continue
+                # A hunk's added lines ascend: those within 3 lines are within 3 places.
+                near = lines[max(0, i - 3) : i + 4]
                 hunk = {
                     "old_start": 1,
                     "old_lines": 0,
@@ -1514,7 +1516,7 @@ def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
                     "new_lines": 1,
                     "added": [[n, text]],
                     "removed": [],
-                    "context": [[m, t] for m, t in lines if 0 < abs(m - n) <= 3],
+                    "context": [[m, t] for m, t in near if 0 < abs(m - n) <= 3],
                 }
                 moved = at_release(hunk, later.get(path, [])) if path in later else hunk
                 if moved is None:

@@ -28,6 +28,15 @@ CLAIM_BATCH = 5
 
 
 @dataclass(frozen=True)
+class Stored:
+    """A delivery as kept: its body's hash, `pending` or `done`, and what it came to."""
+
+    body_hash: str
+    status: str
+    outcome: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
 class Delivery:
     request_id: str
     resource: str
@@ -164,6 +173,17 @@ class SqlDeliveries:
                 )
             ).one_or_none()
         return row.outcome if row is not None and row.status == "done" else None
+
+    async def stored(self, request_id: str) -> Stored | None:
+        async with self._engine.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(table.c.body_hash, table.c.status, table.c.outcome).where(
+                        table.c.request_id == request_id
+                    )
+                )
+            ).one_or_none()
+        return None if row is None else Stored(row.body_hash, row.status, row.outcome)
 
     async def pending(self) -> int:
         async with self._engine.connect() as conn:

@@ -5,7 +5,9 @@ body under the integration's client secret (SENTRY_CLIENT_SECRET), its
 `Sentry-Hook-Timestamp` (Unix seconds) is within `TOLERANCE_SECONDS` of now, and neither
 its `Request-ID` nor its body was taken in before (Sentry signs the body only, so a
 replayed body under a new Request-ID is refused too). Refusals are 401 (signature,
-timestamp) or 409 (replay) with a JSON error body, and nothing is stored.
+timestamp) or 409 (replay) with a JSON error body, and nothing is stored. The same delivery
+sent again (its Request-ID and body, as a sender does whose answer was lost) starts nothing
+either, but is answered 200 `duplicate` with what the first one came to.
 
 `Sentry-Hook-Resource` says what it is about: `issue` (action `created`: the issue is in
 `data.issue`) and `event_alert` (an issue alert rule fired: `data.event`, with
@@ -39,11 +41,13 @@ TOLERANCE_SECONDS = 300.0
 
 class HookAnswer(BaseModel):
     """`accepted`: stored, and taken in right after (its outcome is kept with the delivery:
-    queued, joined, skipped); `ignored`: nothing to start, and why."""
+    queued, joined, skipped); `ignored`: nothing to start, and why; `duplicate`: received
+    before, with its `outcome` (none while it is being taken in)."""
 
     status: str
     delivery: str | None = None
     reason: str | None = None
+    outcome: dict[str, Any] | None = None
 
 
 def refuse(status: int, code: str, message: str) -> JSONResponse:
@@ -64,7 +68,10 @@ def sentry_router(
         "/hooks/sentry",
         status_code=202,
         response_model=HookAnswer,
-        responses={s: {"model": Error} for s in (401, 409, 413, 422)},
+        responses={
+            200: {"model": HookAnswer, "description": "the same delivery, received before"},
+            **{s: {"model": Error} for s in (401, 409, 413, 422)},
+        },
         summary="Sentry integration webhooks (issue created, issue alerts)",
     )
     async def hook(request: Request) -> JSONResponse:
@@ -95,7 +102,11 @@ def sentry_router(
         outcome = ignored.model_dump() if ignored else None
         body_hash = hashlib.sha256(body).hexdigest()
         if not await inbox.deliveries.record(request_id, body_hash, resource, payload, outcome):
-            return refuse(409, "conflict", "this delivery was received before")
+            first = await inbox.deliveries.stored(request_id)
+            if first is None or first.body_hash != body_hash:
+                return refuse(409, "conflict", "this delivery was received before")
+            again = HookAnswer(status="duplicate", delivery=request_id, outcome=first.outcome)
+            return JSONResponse(again.model_dump(exclude_none=True), status_code=200)
         if ignored is None:
             inbox.wake.set()
         return JSONResponse(answer.model_dump(exclude_none=True), status_code=202)

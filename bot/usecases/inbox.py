@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from bot.usecases.alerts import Alerts, Ignored, sentry_alert
 from bot.usecases.results import Refused
-from storage.deliveries import Delivery
+from storage.deliveries import Delivery, Stored
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,8 @@ class Deliveries(Protocol):
     async def claim(self, holder: str, lease_seconds: float) -> Delivery | None: ...
 
     async def finish(self, request_id: str, holder: str, outcome: dict[str, Any]) -> bool: ...
+
+    async def stored(self, request_id: str) -> Stored | None: ...
 
 
 def key_of(request_id: str) -> str:

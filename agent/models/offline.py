@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from agent import finding, stacktrace, trigger
@@ -35,6 +35,7 @@ ASK = "ask_clarification"
 FINISH = "finish_investigation"
 
 Action = tuple[str, dict[str, Any]]
+MAX_DEEP_PATHS = 8
 
 
 @dataclass
@@ -220,6 +221,9 @@ class OfflineInvestigator:
         if reads:
             return reads
         analysis = self.analyse(trail)
+        deeper = deeper_history(trail, analysis)
+        if deeper is not None and CHANGES in offered:
+            return CHANGES, deeper
         if analysis is not None and analysis.needs_file and SHOW in offered:
             # The fault is in an older commit of another file: read that file at the
             # release to find the line there.
@@ -349,7 +353,7 @@ class OfflineInvestigator:
         )
         history = trail.ok(CHANGES)
         if history is not None:
-            commits = (history.data or {}).get("commits") or []
+            commits = window_commits(trail)
             a.ranking = confirmed(changes.rank(a.crash, commits), trail.answers)
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
@@ -459,7 +463,7 @@ class OfflineInvestigator:
         blame = trail.ok(BLAME)
         if blame is not None and a.blame:
             facts.append({"text": w.blame_fact(a), "evidence": [blame.evidence_id]})
-        changes = trail.ok(CHANGES)
+        changes = read_with(trail, a.change.sha) if a.change is not None else None
         if changes is not None and a.change is not None:
             fact = {"text": w.change_fact(a), "evidence": [changes.evidence_id]}
             quote = a.change_quote()
@@ -626,6 +630,50 @@ class Analysis:
 
     def crash_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
+
+
+def window_commits(trail: Trail) -> list[dict[str, Any]]:
+    """The commits of every history read, newest first, each once. A commit of the whole
+    window lists all its files; the same commit read again for the stack's paths only is
+    the same change, with fewer files."""
+    read = [r for r in trail.results.get(CHANGES, []) if not r.is_error]
+    reads = [(r.data or {}).get("commits") or [] for r in read]
+    if len(reads) == 1:
+        return reads[0]  # git's own order
+    seen: dict[str, dict[str, Any]] = {}
+    for commits in reads:
+        for c in commits:
+            seen.setdefault(str(c.get("sha")), c)
+    never = datetime.min.replace(tzinfo=UTC)
+    return sorted(
+        seen.values(), key=lambda c: relevance.parse_time(c.get("date")) or never, reverse=True
+    )
+
+
+def read_with(trail: Trail, sha: str) -> Result | None:
+    """The history read that holds commit `sha` (the first, when both do)."""
+    for r in trail.results.get(CHANGES, []):
+        if not r.is_error and any(c.get("sha") == sha for c in (r.data or {}).get("commits") or []):
+            return r
+    return None
+
+
+def deeper_history(trail: Trail, a: Analysis | None) -> dict[str, Any] | None:
+    """In a busy repository the window's newest commits may all be elsewhere, and the
+    change that broke the stack's code older than them: when the window read was cut and
+    no candidate clearly explains the exception, read the history of the stack's files
+    alone, as deep. Asked once."""
+    read = [r for r in trail.results.get(CHANGES, []) if not r.is_error]
+    if len(read) != 1 or not (read[0].data or {}).get("truncated"):
+        return None
+    if a is None or a.crash is None or (a.change is not None and a.confidence()[0] == "high"):
+        return None
+    paths = list(dict.fromkeys(p for _, p in a.crash.stack))[:MAX_DEEP_PATHS]
+    if not paths:
+        return None
+    first = read[0].arguments
+    window = {k: first[k] for k in ("base", "head") if first.get(k)}
+    return {**window, "paths": paths, "max_commits": first.get("max_commits") or 15}
 
 
 def window_base(details: dict[str, Any] | None) -> str | None:

@@ -1008,3 +1008,24 @@ def test_in_a_cut_history_the_line_that_makes_the_failing_value_is_the_origin():
     assert rank(c, [newer, root]) == []  # the root itself is never a candidate change
     # A history that reaches the crash line's commit has a diff to read: no static search.
     assert origin(replace(c, blamed="docs"), [newer, root]) is None
+
+
+def test_a_lookup_by_a_quoted_key_is_no_index_or_bound():
+    from agent.models.changes import exception_kinds, fits_kind
+
+    kinds = exception_kinds("IndexOutOfBoundsException", "Index 3 out of bounds for length 3")
+    # A new log helper reads `rec["id"]`; the index expression itself stayed as it was.
+    removed = ['    return mapOf("value" to total, "id" to rec["id"])']
+    added = [
+        "    fun label(rec: Map<String, Any?>): Any? {",
+        '        return "label: ${rec["id"]}"',
+        "    }",
+        '    return mapOf("result" to total, "id" to rec["id"])',
+    ]
+    assert fits_kind(kinds, removed, added) is None
+    for before, after in [
+        ("x = rows[len(rows) - 1]", "x = rows[len(rows)]"),  # Python
+        ("$x = $rows[count($rows) - 1];", "$x = $rows[count($rows)];"),  # PHP
+        ("x := rows[0]", "x := rows[1]"),  # Go
+    ]:
+        assert fits_kind(kinds | {"index"}, [before], [after]) == "changes an index or a bound"

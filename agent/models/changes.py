@@ -267,7 +267,9 @@ _BOUND = re.compile(r"\blen\(|\.length\b|\.size\(|\bcount\(|\brange\(|[-+]\s*1\b
 _CONVERSION = re.compile(
     r"\b(int|float|str|bool|Number|String|parseInt|parseFloat|Integer\.parseInt|Long\.parse\w*|"
     r"Double\.parse\w*|strconv\.\w+|to_i|to_f|to_s|intval|floatval|json\w*|JSON\.\w+|split|"
-    r"strftime|strptime|format|toString|valueOf|Decimal|BigDecimal|parse\w*|fromisoformat)\b"
+    r"strftime|strptime|format|toString|valueOf|Decimal|BigDecimal|parse\w*|fromisoformat|"
+    # a number made a string: JavaScript, PHP, C-style formatting
+    r"toFixed|toPrecision|toLocaleString|number_format|sprintf|Sprintf)\b"
 )
 _PARSING = re.compile(
     r"(?i)format|pars|layout|pattern|strftime|strptime|delim|separator|\bsep\b|split|reader|"
@@ -804,6 +806,9 @@ class Signals:
     imports: set[str]  # what the crashing file imports
     denominators: set[str]  # what the failing code divides by
     indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
+    # A re-raise that drops its cause: what the functions the guarded code calls call in
+    # turn, as the window's hunks show their bodies (the frames below it were not sent).
+    beneath: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -886,6 +891,8 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     value the failing code uses, that file is the fault: the stack only shows where it broke.
     """
     sig = Signals.of(crash)
+    if sig.rethrow:
+        sig.beneath = calls_beneath(commits, sig.nearby_names)
     seen_paths: set[str] = set()
     later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
     best: dict[str, list[Change]] = {}
@@ -1111,6 +1118,13 @@ def score_hunk(
     if calls_into:
         score += 4
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
+    beneath = (defined & sig.beneath) - called
+    if beneath and not calls_into:
+        # The hidden cause failed somewhere below the guarded call: a function that call
+        # reaches is on the way to it, as a callee on the stack would be.
+        score += 3
+        calls_into = True
+        reasons.append(f"changes {', '.join(sorted(beneath))}, which the guarded call reaches")
     # A change to the shape of data the failing code reads: a key it looks up, renamed,
     # dropped or given another type where the data is built.
     # A definition's `name: Type` parameters are not keys it writes.
@@ -1259,6 +1273,11 @@ def score_hunk(
     if fit:
         score += 3
         reasons.append(fit)
+    elif sig.rethrow and called:
+        # Behind a re-raise that dropped its cause only the call is known, not the line that
+        # failed under it: touching the called function in a way that cannot raise this
+        # exception is a weak link.
+        score -= 2
     if score <= 0:
         return None
     binds = binding_line(added, crash) if crash.nullish else None
@@ -1443,6 +1462,34 @@ def defined_names(hunk: dict[str, Any]) -> set[str]:
         elif added:
             names |= enclosing
     return names
+
+
+def bodies(hunk: dict[str, Any]) -> dict[str, list[str]]:
+    """The lines of each function as far as the hunk shows them (new side)."""
+    out: dict[str, list[str]] = {}
+    enclosing = definitions(str(hunk.get("function") or ""))
+    for _, text, _ in new_side(hunk):
+        found = definitions(text)
+        if found:
+            enclosing = found
+            continue
+        if text.strip() and not text[:1].isspace():
+            enclosing = set()
+        for name in enclosing:
+            out.setdefault(name, []).append(text)
+    return out
+
+
+def calls_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:
+    """What the functions in `called` call, as the hunks of `commits` show their bodies."""
+    out: set[str] = set()
+    for commit in commits:
+        for f in commit.get("files") or []:
+            for hunk in f.get("hunks") or []:
+                for name, lines in bodies(hunk).items():
+                    if name in called:
+                        out |= set().union(*(calls_of(code_of(t)) for t in lines), set())
+    return out - called - NOISE
 
 
 def meaningful(added: list[tuple[int, str]]) -> list[tuple[int, str]]:

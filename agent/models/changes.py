@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Any
 
 from agent import stacktrace
@@ -38,9 +39,9 @@ DECLARATION = re.compile(
 )
 DOCS = (".md", ".markdown", ".txt", ".rst", ".adoc")
 # A null handed on as a value (assigned, returned, a field), not compared against and not
-# the nil beside an error in Go's `return nil, err`.
+# the nil beside an error in Go's `return nil, err` (an element ending a line, `null,`, is).
 NULL_LITERAL = re.compile(
-    r"(?:(?<![=!<>])=(?!=)|\breturn\b|:|\?|=>)\s*\(?\s*(null|None|nil|undefined)\b(?!\s*,)"
+    r"(?:(?<![=!<>])=(?!=)|\breturn\b|:|\?|=>)\s*\(?\s*(null|None|nil|undefined)\b(?!\s*,\s*\S)"
 )
 # Words that say nothing about *which* code is involved.
 NOISE = {
@@ -132,6 +133,38 @@ def keys_read(text: str) -> set[str]:
     for literal in re.findall(r"""["']([A-Za-z_][A-Za-z0-9_.\-]*)["']""", text):
         keys |= {k.lower() for k in literal.split(".") if useful(k)}
     return keys
+
+
+_HOLDER = re.compile(
+    r"""\$?([A-Za-z_][\w]*)\s*(?:\[\s*|(?:\.|->)(?:get|fetch|getString|getInt|getProperty)\(\s*)"""
+    r"""[:"']([A-Za-z_][\w.\-]*)["']?"""
+)
+
+
+_MEMBER = re.compile(r"\b([A-Za-z_]\w*)\??\.([A-Za-z_]\w*)\b(?!\s*\()")
+
+
+def key_holders(lines: list[str]) -> dict[str, set[str]]:
+    """What each key is read from: `$settings['region']`, `settings.region` →
+    {region: {settings}}."""
+    out: dict[str, set[str]] = {}
+    for line in lines:
+        code = code_of(line)
+        for holder, key in [*_HOLDER.findall(code), *_MEMBER.findall(code)]:
+            out.setdefault(key.lower(), set()).update(parts(holder))
+    return out
+
+
+# A setting taken from the environment by its name (`getenv("BILLING_REGION")`,
+# `env["PAGE_SIZE"]`, `process.env.API_URL`), and what gives it a value when it is unset.
+_ENV_NAME = re.compile(
+    r"""(?:\b(?:getenv|environ|env|ENV)\b\s*(?:\.get\(|\.fetch\(|\(|\[|\.)\s*["']?([A-Z][A-Z0-9_]+)"""
+    r"""|[\[(]\s*["']([A-Z][A-Z0-9]*_[A-Z0-9_]+)["']\s*[\])])"""
+)
+# (`ENV.fetch` raises when it is unset: never a silent nil.)
+_FALLBACK = re.compile(
+    r"\?\?|\|\||\bor\b|\?:|getOrDefault|getOrElse|\bdefault|,\s*[^,)]+\)|\.fetch\("
+)
 
 
 _KEY_WRITTEN = re.compile(
@@ -304,6 +337,10 @@ def fits_kind(
             return "drops a guard for a missing value"
         if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
             return "now hands on a null"
+        # A setting read by name with nothing to fall back on is missing wherever it is unset.
+        bare = [t for t in added if _ENV_NAME.search(t) and not _FALLBACK.search(t)]
+        if bare and not any(_ENV_NAME.search(t) and not _FALLBACK.search(t) for t in removed):
+            return "reads a setting with no default, so it is missing where it is not set"
     if kinds & {"null", "key"} and read & (keys_written(before) - keys_written(after)):
         return "renames or drops a key the failing code reads, so it is now missing"
     # A missing value read where a number is needed: PHP casts null to 0, Python's None
@@ -806,6 +843,7 @@ class Signals:
     imports: set[str]  # what the crashing file imports
     denominators: set[str]  # what the failing code divides by
     indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
+    holders: dict[str, set[str]] = field(default_factory=dict)  # key → what it is read from
     # A re-raise that drops its cause: what the functions the guarded code calls call in
     # turn, as the window's hunks show their bodies (the frames below it were not sent).
     beneath: set[str] = field(default_factory=set)
@@ -847,6 +885,7 @@ class Signals:
             )
             - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
+            holders=key_holders([code, *nearby]),
             literals=literals,
             stack_by_path=stack,
             path_names=path_names,
@@ -1192,6 +1231,15 @@ def score_hunk(
         near = min(on_path.values())
         score += 3.5 - near / 2
         reasons.append(f"builds {', '.join(sorted(on_path)[:3])}, on the failing value's data path")
+        # Of the places that write such a key, the one named like what the failing code
+        # reads it from (`$settings['region']`: AppSettings, not a record builder).
+        held = set().union(*(sig.holders.get(k, set()) for k in on_path), set())
+        named_like = held & parts(PurePosixPath(path).stem)
+        if named_like:
+            score += 1.5
+            reasons.append(
+                f"writes it into {sorted(named_like)[0]}, where the failing code reads it"
+            )
         path_line = next(
             (
                 (n, t)

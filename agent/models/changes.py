@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from agent import stacktrace
-from agent.models import relevance
+from agent.models import relevance, wire
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
@@ -771,6 +771,8 @@ def prose(line: str) -> bool:
         return True
     if re.search(r"[=(){}\[\];]|->|=>|::|\$\w|\w\.\w+\(", t):
         return False
+    if re.search(r'`\w+:"', t):
+        return False  # a Go struct field with its tag: `OrderID string `json:"order_id"``
     words = t.split()
     return len(words) >= 2 and sum(w.isalpha() for w in words) >= len(words) * 0.6
 
@@ -797,6 +799,9 @@ class Signals:
     imports: set[str]  # what the crashing file imports
     denominators: set[str]  # what the failing code divides by
     indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
+    types: set[str] = field(
+        default_factory=set
+    )  # the types the failing function and its caller name
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -856,7 +861,21 @@ class Signals:
                 for n in re.findall(r"(?:/|%)\s*\(?\s*([A-Za-z_$][\w$.]*)", code_of(line))
                 for n in [n.rsplit(".", 1)[-1]]
             },
+            types=wire.types_named(failing_function(crash)),
         )
+
+
+def failing_function(crash: Crash) -> list[str]:
+    """The crashing function up to the crash line (its header too) and the caller's lines
+    above its call: where the types of the failing values are named."""
+    src = crash.source
+    if src and 0 < crash.line <= len(src):
+        own = src[function_start(src, crash.line) : crash.line]
+    else:
+        own = [t for n, t in (crash.stack[0][0].context if crash.stack else []) if n <= crash.line]
+    callers = [(f, p) for f, p in crash.stack if f.lineno != crash.line or p != crash.path]
+    above = caller_body(crash, callers[0][0], callers[0][1]) if callers else []
+    return [code_of(t) for t in own + above]
 
 
 def identifiers_of(text: str) -> list[str]:
@@ -1249,6 +1268,18 @@ def score_hunk(
         else None
     )
     fit = fit or (value_fit if rewritten else None)
+    # A field's wire name changed in the declaration of a type the failing code names, and
+    # the failing code reads that field: decoding now leaves it empty (issue 12's class of a
+    # value that comes from a type's declaration, off the stack).
+    renamed_wire = None if in_crash_file else wire.explains(hunk, sig.types, sig.path_names)
+    if renamed_wire is not None:
+        # Worth a renamed key the failing code reads, and its place on the data path when
+        # nothing else of the hunk earned it.
+        credited = bool(on_path) and not shaped and not calls_into
+        score += 5 + (0.0 if credited else 3.5 - renamed_wire[2] / 2)
+        if fit:
+            reasons.append(fit)
+        fit = renamed_wire[1]
     if fit:
         score += 3
         reasons.append(fit)
@@ -1270,6 +1301,8 @@ def score_hunk(
     )
     if in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
+    elif renamed_wire is not None:
+        line, text = renamed_wire[0].line, renamed_wire[0].text
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif replacing is not None and gone | named:
@@ -1302,7 +1335,8 @@ def score_hunk(
         on_crash_line=bool(in_crash_file and introduced),
         reasons=reasons,
         fits=bool(fit),
-        producer=not in_crash_file and bool(shaped or produces_null or on_path or key_line),
+        producer=not in_crash_file
+        and bool(shaped or produces_null or on_path or key_line or renamed_wire),
         renamed=renamed,
     )
 

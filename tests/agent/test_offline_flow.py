@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from agent import stacktrace
+from agent.models.changes import Crash, rank
 
 FIRST_ERROR = datetime(2026, 11, 28, 9, tzinfo=UTC)
 
@@ -151,3 +152,160 @@ def test_a_panic_with_nothing_after_the_runtime_keeps_every_frame() -> None:
     frames = GO_RECOVERED[:5]
     excs = stacktrace.exceptions(event(frames, "go"))
     assert len(excs[0].frames) == 5
+
+
+# -- a field's name on the wire changed in its type's declaration ----------------------
+
+
+def consumer_crash(path: str, source: list[str], line: int, caller: tuple[str, int, str]) -> Crash:
+    return Crash(
+        path=path,
+        line=line,
+        function="apply",
+        exc_type="NullPointerException",
+        exc_value="null",
+        code=source[line - 1].strip(),
+        nearby=source[max(0, line - 4) : line],
+        stack=[
+            (frame(path, line, "apply"), path),
+            (frame(caller[0], caller[1], "handle", caller[2]), caller[0]),
+        ],
+        first_seen=FIRST_ERROR,
+        source=source,
+    )
+
+
+WIRE_CASES = {
+    "go": dict(
+        crash=(
+            "internal/worker/reservations.go",
+            [
+                "package worker",
+                "",
+                "func (r *Reservations) Apply(ev events.Reserved) {",
+                "\torder := r.store.Pending(ev.OrderID)",
+                "\treservedTotal.WithLabelValues(ev.WarehouseID).Add(float64(ev.Qty))",
+                "\torder.Reserved += ev.Qty",
+                "}",
+            ],
+            6,
+            ("internal/worker/consumer.go", 29, "\tc.reservations.Apply(ev)"),
+        ),
+        decl="internal/events/events.go",
+        hunk=hunk(
+            3,
+            [
+                (4, '\tOrderID     string `json:"orderId"`'),
+                (5, '\tQty         int    `json:"qty"`'),
+            ],
+            [(4, '\tOrderID string `json:"order_id"`'), (5, '\tQty     int    `json:"qty"`')],
+            [(3, "type Reserved struct {"), (6, "}")],
+        ),
+        fault=4,
+    ),
+    "java": dict(
+        crash=(
+            "src/main/java/shop/stock/Reservations.java",
+            [
+                "class Reservations {",
+                "  void apply(ReservedEvent ev) {",
+                "    Order order = store.pending(ev.getOrderId());",
+                '    metrics.counter("reserved", ev.getWarehouseId()).increment(ev.getQty());',
+                "    order.reserve(ev.getQty());",
+                "  }",
+                "}",
+            ],
+            5,
+            ("src/main/java/shop/stock/Consumer.java", 31, "reservations.apply(ev);"),
+        ),
+        decl="src/main/java/shop/events/ReservedEvent.java",
+        hunk=hunk(
+            8,
+            [(9, '  @JsonProperty("orderId")')],
+            [(9, '  @JsonProperty("order_id")')],
+            [(8, "public class ReservedEvent {"), (10, "  private String orderId;")],
+        ),
+        fault=9,
+    ),
+    "kotlin": dict(
+        crash=(
+            "src/main/kotlin/shop/stock/Reservations.kt",
+            [
+                "class Reservations(private val store: Store) {",
+                "    fun apply(ev: ReservedEvent) {",
+                "        val order = store.pending(ev.orderId)",
+                "        reservedUnits.labels(ev.warehouseId).inc(ev.qty.toDouble())",
+                "        order!!.reserve(ev.qty)",
+                "    }",
+                "}",
+            ],
+            5,
+            ("src/main/kotlin/shop/stock/Consumer.kt", 22, "reservations.apply(ev)"),
+        ),
+        decl="src/main/kotlin/shop/events/ReservedEvent.kt",
+        hunk=hunk(
+            4,
+            [(5, '    @SerialName("orderId") val orderId: String? = null,')],
+            [(5, '    @SerialName("order_id") val orderId: String? = null,')],
+            [(4, "data class ReservedEvent("), (6, "    val qty: Int,")],
+        ),
+        fault=5,
+    ),
+    "python": dict(
+        crash=(
+            "stock/reservations.py",
+            [
+                "def apply(store, ev: ReservedEvent) -> None:",
+                "    order = store.pending(ev.order_id)",
+                "    RESERVED.labels(ev.warehouse_id).inc(ev.qty)",
+                "    order.reserved += ev.qty",
+            ],
+            4,
+            ("stock/consumer.py", 40, "    apply(self.store, ReservedEvent.model_validate(body))"),
+        ),
+        decl="stock/events.py",
+        hunk=hunk(
+            6,
+            [(7, '    order_id: str | None = Field(default=None, alias="orderId")')],
+            [(7, '    order_id: str | None = Field(default=None, alias="order_id")')],
+            [(6, "class ReservedEvent(BaseModel):"), (8, "    qty: int")],
+        ),
+        fault=7,
+    ),
+}
+
+
+def wire_history(case: dict) -> list[dict]:
+    path, source, line, _ = case["crash"]
+    # A newer decoy right above the crash line, in the crashing function: a metrics line
+    # that reads the event but binds nothing the crash line uses.
+    decoy_line = line - 1
+    return [
+        commit(
+            "decoy",
+            "2026-11-27T15:00:00Z",
+            (path, [hunk(decoy_line, [(decoy_line, source[decoy_line - 1])])]),
+        ),
+        commit("rename", "2026-11-27T10:00:00Z", (case["decl"], [case["hunk"]])),
+    ]
+
+
+@pytest.mark.parametrize("language", sorted(WIRE_CASES))
+def test_a_field_renamed_on_the_wire_in_its_type_is_the_fault_where_it_is_read(
+    language: str,
+) -> None:
+    case = WIRE_CASES[language]
+    ranked = rank(consumer_crash(*case["crash"]), wire_history(case))
+    top = ranked[0]
+    assert (top.sha, top.path, top.line) == ("rename", case["decl"], case["fault"])
+    assert top.fits and top.producer
+    assert any("serialized name" in r for r in top.reasons)
+
+
+@pytest.mark.parametrize("language", sorted(WIRE_CASES))
+def test_a_wire_rename_in_a_type_the_failing_code_does_not_name_is_no_fit(language: str) -> None:
+    case = WIRE_CASES[language]
+    other = dict(case["hunk"])
+    other["context"] = [[n, t.replace("Reserved", "Shipped")] for n, t in case["hunk"]["context"]]
+    ranked = rank(consumer_crash(*case["crash"]), wire_history(case | {"hunk": other}))
+    assert all(not any("serialized name" in r for r in c.reasons) for c in ranked)

@@ -20,6 +20,7 @@ __all__ = [
     "STOPWORDS",
     "ExceptionInfo",
     "Frame",
+    "callee",
     "crash_frame",
     "exceptions",
     "file_names",
@@ -579,6 +580,18 @@ def crash_frame(
                 if path is not None:
                     return exc, frame, path
     return None
+
+
+def callee(exc: ExceptionInfo, frame: Frame) -> str:
+    """The library function the exception left from, called by `frame` (`new NumberFormat`
+    → NumberFormat); '' when the stack shows none."""
+    for i, f in enumerate(exc.frames):
+        if f is frame:
+            after = exc.frames[i + 1 : i + 2]
+            if after and is_library(after[0]) and after[0].function:
+                pieces = [p for p in re.split(r"[.:#/\\\s()*]+", after[0].function) if p]
+                return pieces[-1].strip("<>") if pieces else ""
+    return ""
 
 
 def stack_paths(exc: ExceptionInfo, repo_files: Sequence[str]) -> list[tuple[Frame, str]]:

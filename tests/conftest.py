@@ -41,7 +41,6 @@ NOT_YET_FOUND = frozenset(
     {
         "java-jackson-library-called-by-framework",
         "kotlin-coroutine-filter-in-repository",
-        "typescript-bff-currency-symbol",
     }
 )
 CONTRACT_NOT_YET_FOUND: frozenset[str] = frozenset()

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from agent import stacktrace
-from agent.models import relevance, wire
+from agent.models import relevance, through, wire
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
@@ -191,6 +191,7 @@ class Crash:
     first_seen: datetime | None = None
     blamed: str | None = None
     source: list[str] = field(default_factory=list)  # the crash file at the release, if read
+    callee: str = ""  # the library function the exception left from, if the stack shows it
 
     @property
     def nullish(self) -> bool:
@@ -225,6 +226,7 @@ class Change:
     producer: bool = False  # it builds the value the failing code uses (off the stack or not)
     blamed: bool = False  # blame of the crash line names this commit
     renamed: bool = False  # it only renamed a variable on the crash line
+    passes: bool = False  # it rewrote the crash line but hands the failing call the same values
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -940,7 +942,12 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
                 if change is None:
                     continue
                 change.score += recency
-                if crash.blamed and commit.get("sha") == crash.blamed and not change.renamed:
+                if (
+                    crash.blamed
+                    and commit.get("sha") == crash.blamed
+                    and not change.renamed
+                    and not change.passes
+                ):
                     change.blamed = True
                     if path == crash.path:
                         change.score += 3
@@ -1068,7 +1075,17 @@ def score_hunk(
     crash_code = code_of(sig.code) if sig.rethrow else code_of(crash.code)
     introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
     in_crash_file = path == crash.path
-    if in_crash_file and introduced and not sig.rethrow:
+    # The crash line rewritten around a call that still gets the same arguments: the value
+    # that fails it comes through them, from what binds them, not from this rewrite.
+    passes = (
+        through.passed_through(crash_code, removed, crash.callee)
+        if in_crash_file and introduced and not sig.rethrow
+        else None
+    )
+    if passes:
+        score += 1.5
+        reasons.append(f"rewrites the crash line, but hands {passes} the same arguments as before")
+    elif in_crash_file and introduced and not sig.rethrow:
         score += 6
         reasons.append("adds the crash line")
     elif in_crash_file and introduced:
@@ -1268,6 +1285,8 @@ def score_hunk(
         else None
     )
     fit = fit or (value_fit if rewritten else None)
+    if passes:
+        fit = None  # what the failing call receives is as before
     # A field's wire name changed in the declaration of a type the failing code names, and
     # the failing code reads that field: decoding now leaves it empty (issue 12's class of a
     # value that comes from a type's declaration, off the stack).
@@ -1338,6 +1357,7 @@ def score_hunk(
         producer=not in_crash_file
         and bool(shaped or produces_null or on_path or key_line or renamed_wire),
         renamed=renamed,
+        passes=bool(passes),
     )
 
 

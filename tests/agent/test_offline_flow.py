@@ -309,3 +309,185 @@ def test_a_wire_rename_in_a_type_the_failing_code_does_not_name_is_no_fit(langua
     other["context"] = [[n, t.replace("Reserved", "Shipped")] for n, t in case["hunk"]["context"]]
     ranked = rank(consumer_crash(*case["crash"]), wire_history(case | {"hunk": other}))
     assert all(not any("serialized name" in r for r in c.reasons) for c in ranked)
+
+
+# -- the crash line rewritten around a call that gets the same arguments ----------------
+
+
+PASS_CASES = {
+    "typescript": dict(
+        crash_path="src/pricing/format.ts",
+        source=[
+            "const cache = new Map<string, Intl.NumberFormat>();",
+            "",
+            "export function formatPrice(cents: number, currency: string, locale: string) {",
+            "  const key = `${locale}|${currency}`;",
+            "  const fmt = cache.get(key) ?? new Intl.NumberFormat(locale, { ...opts, currency });",
+            "  cache.set(key, fmt);",
+            "  return fmt.format(cents / 100);",
+            "}",
+        ],
+        line=5,
+        exc=("RangeError", "Invalid currency code : €"),
+        callee="new NumberFormat",
+        removed="  const fmt = new Intl.NumberFormat(locale, { ...opts, currency });",
+        caller=(
+            "src/routes/cart.ts",
+            15,
+            "    price: formatPrice(line.cents, currency, market.locale),",
+        ),
+        caller_hunk=hunk(
+            10,
+            [(10, "  const currency = market.currency.symbol;")],
+            [(10, "  const currency = market.currency.code;")],
+        ),
+        changed_args=(
+            "  const fmt = new Intl.NumberFormat(locale, { ...opts, currency: currency.trim() });"
+        ),
+    ),
+    "java": dict(
+        crash_path="src/main/java/shop/pricing/Prices.java",
+        source=[
+            "class Prices {",
+            "  static String format(long cents, String code, Locale locale) {",
+            "    Currency currency = CACHE.computeIfAbsent(code, k -> Currency.getInstance(code));",
+            "    return NumberFormat.getCurrencyInstance(locale).format(cents / 100.0);",
+            "  }",
+            "}",
+        ],
+        line=3,
+        exc=("java.lang.IllegalArgumentException", "Invalid currency code: €"),
+        callee="java.util.Currency.getInstance",
+        removed="    Currency currency = Currency.getInstance(code);",
+        caller=(
+            "src/main/java/shop/web/CartController.java",
+            44,
+            "    String label = Prices.format(line.cents(), code, market.locale());",
+        ),
+        caller_hunk=hunk(
+            41,
+            [(41, "    String code = market.currency().symbol();")],
+            [(41, "    String code = market.currency().code();")],
+        ),
+        changed_args="    Currency currency = Currency.getInstance(code.toUpperCase());",
+    ),
+    # `datetime.strptime` hands the parsing to `_strptime._strptime_datetime`, which raises.
+    "python": dict(
+        crash_path="shop/dates.py",
+        source=[
+            "def delivery_day(value, fmt):",
+            "    parsed = datetime.strptime(value, fmt).date()",
+            "    return parsed.isoformat()",
+        ],
+        line=2,
+        exc=("ValueError", "time data '27/11/2026' does not match format '%Y-%m-%d'"),
+        callee="_strptime_datetime",
+        removed="    parsed = datetime.strptime(value, fmt)",
+        caller=("shop/views.py", 30, "    day = delivery_day(form.day, fmt)"),
+        caller_hunk=hunk(
+            27,
+            [(27, "    fmt = settings.display_format")],
+            [(27, "    fmt = settings.date_format")],
+        ),
+        changed_args="    parsed = datetime.strptime(value.strip(), fmt)",
+    ),
+}
+
+
+def pass_crash(case: dict) -> Crash:
+    line, source, caller, path = case["line"], case["source"], case["caller"], case["crash_path"]
+    crashed = frame(path, line, "format")
+    raised = frame("<library>", 0, case["callee"], in_app=False)
+    exc = stacktrace.ExceptionInfo(*case["exc"], None, [crashed, raised])
+    return Crash(
+        path=path,
+        line=line,
+        function="format",
+        exc_type=case["exc"][0],
+        exc_value=case["exc"][1],
+        code=source[line - 1].strip(),
+        nearby=source[max(0, line - 4) : line],
+        stack=[(crashed, path), (frame(caller[0], caller[1], "page", caller[2]), caller[0])],
+        first_seen=FIRST_ERROR,
+        blamed="rewrite",
+        source=source,
+        callee=stacktrace.callee(exc, crashed),
+    )
+
+
+def pass_history(case: dict, removed: str) -> list[dict]:
+    line, source = case["line"], case["source"]
+    return [
+        commit(
+            "rewrite",
+            "2026-11-27T13:00:00Z",
+            (case["crash_path"], [hunk(line, [(line, source[line - 1])], [(line, removed)])]),
+        ),
+        commit("caller", "2026-11-27T11:00:00Z", (case["caller"][0], [case["caller_hunk"]])),
+    ]
+
+
+@pytest.mark.parametrize("language", sorted(PASS_CASES))
+def test_a_rewrite_that_hands_the_failing_call_the_same_arguments_gives_way_to_the_caller(
+    language: str,
+) -> None:
+    case = PASS_CASES[language]
+    ranked = rank(pass_crash(case), pass_history(case, case["removed"]))
+    top = ranked[0]
+    assert (top.sha, top.path) == ("caller", case["caller"][0])
+    rewrite = next(c for c in ranked if c.sha == "rewrite")
+    assert rewrite.passes and not rewrite.fits and not rewrite.blamed
+
+
+@pytest.mark.parametrize("language", sorted(PASS_CASES))
+def test_a_rewrite_that_changes_the_failing_calls_arguments_still_wrote_the_crash(
+    language: str,
+) -> None:
+    case = PASS_CASES[language]
+    ranked = rank(pass_crash(case), pass_history(case, case["changed_args"]))
+    rewrite = next(c for c in ranked if c.sha == "rewrite")
+    assert not rewrite.passes and rewrite.on_crash_line and rewrite.blamed
+    assert "adds the crash line" in rewrite.reasons
+
+
+def test_a_rewrite_of_a_line_that_failed_on_its_own_operation_still_wrote_the_crash() -> None:
+    # An index past the end: no library frame, so no call of the line is known to have
+    # raised; `len(lines)` handed the same argument says nothing about the index.
+    source = [
+        "def last_sku(rec):",
+        "    lines = rec.get('lines') or []",
+        "    return lines[len(lines)]['sku']",
+    ]
+    c = Crash(
+        path="app/calc.py",
+        line=3,
+        function="last_sku",
+        exc_type="IndexError",
+        exc_value="list index out of range",
+        code=source[2].strip(),
+        nearby=source,
+        stack=[(frame("app/calc.py", 3, "last_sku"), "app/calc.py")],
+        first_seen=FIRST_ERROR,
+        blamed="rewrite",
+        source=source,
+    )
+    history = [
+        commit(
+            "rewrite",
+            "2026-11-27T13:00:00Z",
+            (
+                "app/calc.py",
+                [hunk(3, [(3, source[2])], [(3, "    return lines[len(lines) - 1]['sku']")])],
+            ),
+        )
+    ]
+    top = rank(c, history)[0]
+    assert not top.passes and top.on_crash_line and top.fits and top.blamed
+
+
+def test_the_callee_is_the_library_frame_the_exception_left_from() -> None:
+    app = frame("src/pricing/format.ts", 6, "formatPrice")
+    lib = frame("<anonymous>", 0, "new NumberFormat", in_app=False)
+    exc = stacktrace.ExceptionInfo("RangeError", "Invalid currency code : €", None, [app, lib])
+    assert stacktrace.callee(exc, app) == "NumberFormat"
+    assert stacktrace.callee(exc, lib) == ""

@@ -157,13 +157,14 @@ def test_a_panic_with_nothing_after_the_runtime_keeps_every_frame() -> None:
 # -- a field's name on the wire changed in its type's declaration ----------------------
 
 
-def consumer_crash(path: str, source: list[str], line: int, caller: tuple[str, int, str]) -> Crash:
+def consumer_crash(case: dict) -> Crash:
+    path, source, line, caller = case["crash"]
     return Crash(
         path=path,
         line=line,
         function="apply",
-        exc_type="NullPointerException",
-        exc_value="null",
+        exc_type=case["exc"][0],
+        exc_value=case["exc"][1],
         code=source[line - 1].strip(),
         nearby=source[max(0, line - 4) : line],
         stack=[
@@ -191,6 +192,7 @@ WIRE_CASES = {
             6,
             ("internal/worker/consumer.go", 29, "\tc.reservations.Apply(ev)"),
         ),
+        exc=("runtime.Error", "runtime error: invalid memory address or nil pointer dereference"),
         decl="internal/events/events.go",
         hunk=hunk(
             3,
@@ -218,6 +220,7 @@ WIRE_CASES = {
             5,
             ("src/main/java/shop/stock/Consumer.java", 31, "reservations.apply(ev);"),
         ),
+        exc=("java.lang.NullPointerException", 'Cannot invoke "Order.reserve(int)"'),
         decl="src/main/java/shop/events/ReservedEvent.java",
         hunk=hunk(
             8,
@@ -242,6 +245,7 @@ WIRE_CASES = {
             5,
             ("src/main/kotlin/shop/stock/Consumer.kt", 22, "reservations.apply(ev)"),
         ),
+        exc=("java.lang.NullPointerException", ""),
         decl="src/main/kotlin/shop/events/ReservedEvent.kt",
         hunk=hunk(
             4,
@@ -257,12 +261,13 @@ WIRE_CASES = {
             [
                 "def apply(store, ev: ReservedEvent) -> None:",
                 "    order = store.pending(ev.order_id)",
-                "    RESERVED.labels(ev.warehouse_id).inc(ev.qty)",
+                "    UNITS.labels(ev.warehouse_id).inc(ev.qty)",
                 "    order.reserved += ev.qty",
             ],
             4,
             ("stock/consumer.py", 40, "    apply(self.store, ReservedEvent.model_validate(body))"),
         ),
+        exc=("AttributeError", "'NoneType' object has no attribute 'reserved'"),
         decl="stock/events.py",
         hunk=hunk(
             6,
@@ -271,6 +276,55 @@ WIRE_CASES = {
             [(6, "class ReservedEvent(BaseModel):"), (8, "    qty: int")],
         ),
         fault=7,
+    ),
+    # A decoding map: the key a decoder reads the field from.
+    "typescript": dict(
+        crash=(
+            "src/stock/reservations.ts",
+            [
+                "export function apply(store: Store, ev: Reserved): void {",
+                "  const order = store.pending(ev.orderId);",
+                "  reservedUnits.inc({ warehouse: ev.warehouseId }, ev.qty);",
+                "  order.reserved += ev.qty;",
+                "}",
+            ],
+            4,
+            ("src/stock/consumer.ts", 18, "    apply(this.store, toReserved(JSON.parse(msg)));"),
+        ),
+        exc=("TypeError", "Cannot read properties of undefined (reading 'reserved')"),
+        decl="src/stock/events.ts",
+        hunk=hunk(
+            8,
+            [(9, '    orderId: raw["orderId"],')],
+            [(9, '    orderId: raw["order_id"],')],
+            [(8, "  return {"), (10, '    qty: Number(raw["qty"]),')],
+            function="export function toReserved(raw: Record<string, unknown>): Reserved {",
+        ),
+        fault=9,
+    ),
+    # A dataclass built from a dict: the key its constructor reads.
+    "python-dataclass": dict(
+        crash=(
+            "stock/reservations.py",
+            [
+                "def apply(store, ev: Reserved) -> None:",
+                "    order = store.pending(ev.order_id)",
+                "    UNITS.labels(ev.warehouse_id).inc(ev.qty)",
+                "    order.reserved += ev.qty",
+            ],
+            4,
+            ("stock/consumer.py", 40, "    apply(self.store, Reserved.from_dict(body))"),
+        ),
+        exc=("AttributeError", "'NoneType' object has no attribute 'reserved'"),
+        decl="stock/events.py",
+        hunk=hunk(
+            14,
+            [(15, '            order_id=data.get("orderId"),')],
+            [(15, '            order_id=data.get("order_id"),')],
+            [(14, "        return cls("), (16, '            qty=int(data["qty"]),')],
+            function="class Reserved:",
+        ),
+        fault=15,
     ),
 }
 
@@ -295,7 +349,7 @@ def test_a_field_renamed_on_the_wire_in_its_type_is_the_fault_where_it_is_read(
     language: str,
 ) -> None:
     case = WIRE_CASES[language]
-    ranked = rank(consumer_crash(*case["crash"]), wire_history(case))
+    ranked = rank(consumer_crash(case), wire_history(case))
     top = ranked[0]
     assert (top.sha, top.path, top.line) == ("rename", case["decl"], case["fault"])
     assert top.fits and top.producer
@@ -307,7 +361,8 @@ def test_a_wire_rename_in_a_type_the_failing_code_does_not_name_is_no_fit(langua
     case = WIRE_CASES[language]
     other = dict(case["hunk"])
     other["context"] = [[n, t.replace("Reserved", "Shipped")] for n, t in case["hunk"]["context"]]
-    ranked = rank(consumer_crash(*case["crash"]), wire_history(case | {"hunk": other}))
+    other["function"] = other["function"].replace("Reserved", "Shipped")
+    ranked = rank(consumer_crash(case), wire_history(case | {"hunk": other}))
     assert all(not any("serialized name" in r for r in c.reasons) for c in ranked)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "STOPWORDS",
     "ExceptionInfo",
     "Frame",
+    "callee",
     "crash_frame",
     "exceptions",
     "file_names",
@@ -29,6 +30,7 @@ __all__ = [
     "release_sha",
     "resolve_path",
     "stack_paths",
+    "unwound",
 ]
 
 
@@ -133,7 +135,40 @@ def _frames(stacktrace: Any, platform: str | None) -> list[Frame]:
     raw_frames = stacktrace.get("frames")
     if not isinstance(raw_frames, list):
         return []
-    return [_frame(f, platform) for f in raw_frames if isinstance(f, Mapping)]
+    return unwound([_frame(f, platform) for f in raw_frames if isinstance(f, Mapping)])
+
+
+# The functions that unwind a panic: Go's runtime (`runtime.gopanic`, `runtime.sigpanic`,
+# `runtime.panicmem`, `runtime.goPanicIndex`...), Rust's `core::panicking` / `std::panicking`.
+_GO_PANIC = re.compile(r"^(?:runtime\.)?(?:go)?(?:sig)?panic\w*$", re.IGNORECASE)
+_RUST_PANIC = re.compile(r"\b(?:core|std)::panicking::|\brust_begin_unwind\b|__rust_start_panic")
+
+
+def _unwinding(frame: Frame) -> bool:
+    function = frame.function or ""
+    if _RUST_PANIC.search(function):
+        return True
+    paths = [_slashed(p) for p in (frame.filename, frame.abs_path) if p]
+    in_runtime = frame.module == "runtime" or any(
+        p.startswith("runtime/") or "/src/runtime/" in p for p in paths
+    )
+    return in_runtime and bool(_GO_PANIC.match(function.rsplit(".", 1)[-1]))
+
+
+def unwound(frames: list[Frame]) -> list[Frame]:
+    """The frames up to the panic machinery, without the handler the panic ran into.
+
+    A panic recovered by a deferred handler that reports it (`defer` + `recover()` and
+    `hub.Recover`, a Rust panic hook) is captured from inside the handler: its frames run
+    caller → crash → the runtime's panic frames → the handler. The crash is the frame the
+    panic left, right before the panic machinery; what follows it only reports the panic."""
+    first = next((i for i, f in enumerate(frames) if i and _unwinding(f)), None)
+    if first is None:
+        return frames
+    end = first
+    while end < len(frames) and _unwinding(frames[end]):
+        end += 1
+    return frames[:end]
 
 
 def _entries(event: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
@@ -545,6 +580,18 @@ def crash_frame(
                 if path is not None:
                     return exc, frame, path
     return None
+
+
+def callee(exc: ExceptionInfo, frame: Frame) -> str:
+    """The library function the exception left from, called by `frame` (`new NumberFormat`
+    → NumberFormat); '' when the stack shows none."""
+    for i, f in enumerate(exc.frames):
+        if f is frame:
+            after = exc.frames[i + 1 : i + 2]
+            if after and is_library(after[0]) and after[0].function:
+                pieces = [p for p in re.split(r"[.:#/\\\s()*]+", after[0].function) if p]
+                return pieces[-1].strip("<>") if pieces else ""
+    return ""
 
 
 def stack_paths(exc: ExceptionInfo, repo_files: Sequence[str]) -> list[tuple[Frame, str]]:

@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import stacktrace
-from agent.models import relevance
+from agent.models import relevance, through, wire
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
@@ -224,6 +224,7 @@ class Crash:
     first_seen: datetime | None = None
     blamed: str | None = None
     source: list[str] = field(default_factory=list)  # the crash file at the release, if read
+    callee: str = ""  # the library function the exception left from, if the stack shows it
 
     @property
     def nullish(self) -> bool:
@@ -258,6 +259,7 @@ class Change:
     producer: bool = False  # it builds the value the failing code uses (off the stack or not)
     blamed: bool = False  # blame of the crash line names this commit
     renamed: bool = False  # it only renamed a variable on the crash line
+    passes: bool = False  # it rewrote the crash line but hands the failing call the same values
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -817,6 +819,8 @@ def prose(line: str) -> bool:
         return True
     if re.search(r"[=(){}\[\];]|->|=>|::|\$\w|\w\.\w+\(", t):
         return False
+    if re.search(r'`\w+:"', t):
+        return False  # a Go struct field with its tag: `OrderID string `json:"order_id"``
     words = t.split()
     return len(words) >= 2 and sum(w.isalpha() for w in words) >= len(words) * 0.6
 
@@ -847,6 +851,7 @@ class Signals:
     # A re-raise that drops its cause: what the functions the guarded code calls call in
     # turn, as the window's hunks show their bodies (the frames below it were not sent).
     beneath: set[str] = field(default_factory=set)
+    types: set[str] = field(default_factory=set)  # the types the failing function and caller name
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -907,7 +912,21 @@ class Signals:
                 for n in re.findall(r"(?:/|%)\s*\(?\s*([A-Za-z_$][\w$.]*)", code_of(line))
                 for n in [n.rsplit(".", 1)[-1]]
             },
+            types=wire.types_named(failing_function(crash)),
         )
+
+
+def failing_function(crash: Crash) -> list[str]:
+    """The crashing function up to the crash line (its header too) and the caller's lines
+    above its call: where the types of the failing values are named."""
+    src = crash.source
+    if src and 0 < crash.line <= len(src):
+        own = src[function_start(src, crash.line) : crash.line]
+    else:
+        own = [t for n, t in (crash.stack[0][0].context if crash.stack else []) if n <= crash.line]
+    callers = [(f, p) for f, p in crash.stack if f.lineno != crash.line or p != crash.path]
+    above = caller_body(crash, callers[0][0], callers[0][1]) if callers else []
+    return [code_of(t) for t in own + above]
 
 
 def identifiers_of(text: str) -> list[str]:
@@ -974,7 +993,12 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
                 if change is None:
                     continue
                 change.score += recency
-                if crash.blamed and commit.get("sha") == crash.blamed and not change.renamed:
+                if (
+                    crash.blamed
+                    and commit.get("sha") == crash.blamed
+                    and not change.renamed
+                    and not change.passes
+                ):
                     change.blamed = True
                     if path == crash.path:
                         change.score += 3
@@ -1102,7 +1126,17 @@ def score_hunk(
     crash_code = code_of(sig.code) if sig.rethrow else code_of(crash.code)
     introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
     in_crash_file = path == crash.path
-    if in_crash_file and introduced and not sig.rethrow:
+    # The crash line rewritten around a call that still gets the same arguments: the value
+    # that fails it comes through them, from what binds them, not from this rewrite.
+    passes = (
+        through.passed_through(crash_code, removed, crash.callee)
+        if in_crash_file and introduced and not sig.rethrow
+        else None
+    )
+    if passes:
+        score += 1.5
+        reasons.append(f"rewrites the crash line, but hands {passes} the same arguments as before")
+    elif in_crash_file and introduced and not sig.rethrow:
         score += 6
         reasons.append("adds the crash line")
     elif in_crash_file and introduced:
@@ -1318,6 +1352,20 @@ def score_hunk(
         else None
     )
     fit = fit or (value_fit if rewritten else None)
+    if passes:
+        fit = None  # what the failing call receives is as before
+    # A field's wire name changed in the declaration of a type the failing code names, and
+    # the failing code reads that field: decoding now leaves it empty (issue 12's class of a
+    # value that comes from a type's declaration, off the stack).
+    renamed_wire = None if in_crash_file else wire.explains(hunk, sig.types, sig.path_names)
+    if renamed_wire is not None:
+        # Worth a renamed key the failing code reads, and its place on the data path when
+        # nothing else of the hunk earned it.
+        credited = bool(on_path) and not shaped and not calls_into
+        score += 5 + (0.0 if credited else 3.5 - renamed_wire[2] / 2)
+        if fit:
+            reasons.append(fit)
+        fit = renamed_wire[1]
     if fit:
         score += 3
         reasons.append(fit)
@@ -1344,6 +1392,8 @@ def score_hunk(
     )
     if in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
+    elif renamed_wire is not None:
+        line, text = renamed_wire[0].line, renamed_wire[0].text
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif replacing is not None and gone | named:
@@ -1376,8 +1426,10 @@ def score_hunk(
         on_crash_line=bool(in_crash_file and introduced),
         reasons=reasons,
         fits=bool(fit),
-        producer=not in_crash_file and bool(shaped or produces_null or on_path or key_line),
+        producer=not in_crash_file
+        and bool(shaped or produces_null or on_path or key_line or renamed_wire),
         renamed=renamed,
+        passes=bool(passes),
     )
 
 

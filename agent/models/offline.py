@@ -350,6 +350,7 @@ class OfflineInvestigator:
             first_seen=relevance.parse_time(issue.get("firstSeen")),
             blamed=(a.blame or {}).get("commit"),
             source=lines,
+            callee=stacktrace.callee(exc, frame),
         )
         history = trail.ok(CHANGES)
         if history is not None:

@@ -66,9 +66,10 @@ def test_the_commit_introduced_the_fault_lines(built: Built) -> None:
     exp, release = built.expected, release_of(built)
     start, end = exp["fault"]["lines"]
     blame = git(
-        built.clone, "blame", "-l", "-s", f"-L{start},{end}", release, "--", exp["fault"]["file"]
+        built.clone, "blame", "--root", "-l", "-s", f"-L{start},{end}", release, "--",
+        exp["fault"]["file"],
     )
-    blamed = {line.split()[0].lstrip("^") for line in blame.splitlines()}
+    blamed = {line.split()[0] for line in blame.splitlines()}
     history = git(built.clone, "rev-list", release).split()
     if exp["commit"] is None:
         # A cut history: the fault came with the first (squashed) commit, which no one can name.

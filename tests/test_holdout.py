@@ -32,10 +32,23 @@ def built(request, tmp_path_factory) -> Built:
     return Built(recipe, out, base / "clone")
 
 
+GO_PANIC = ("gopanic", "sigpanic", "panicmem", "goPanic")
+
+
 def crash_frame(event: dict) -> dict:
-    """The innermost in-app frame of the first exception with any (Sentry lists the cause first)."""
+    """The innermost in-app frame of the first exception with any (Sentry lists the cause first).
+
+    A recovered Go panic's stack goes on past the crash into the runtime and the recover
+    handler; the crash is the frame before the runtime's panic frames.
+    """
     for value in exception_values(event):
-        in_app = [f for f in (value.get("stacktrace") or {}).get("frames") or [] if f["inApp"]]
+        frames = (value.get("stacktrace") or {}).get("frames") or []
+        panic = [
+            i
+            for i, f in enumerate(frames)
+            if f.get("module") == "runtime" and f["function"].startswith(GO_PANIC)
+        ]
+        in_app = [f for f in frames[: panic[0] if panic else None] if f["inApp"]]
         if in_app:
             return in_app[-1]
     raise AssertionError("the event has no in-app frame")

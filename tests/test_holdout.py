@@ -79,7 +79,14 @@ def test_the_commit_introduced_the_fault_lines(built: Built) -> None:
     exp, release = built.expected, release_of(built)
     start, end = exp["fault"]["lines"]
     blame = git(
-        built.clone, "blame", "--root", "-l", "-s", f"-L{start},{end}", release, "--",
+        built.clone,
+        "blame",
+        "--root",
+        "-l",
+        "-s",
+        f"-L{start},{end}",
+        release,
+        "--",
         exp["fault"]["file"],
     )
     blamed = {line.split()[0] for line in blame.splitlines()}

@@ -38,6 +38,7 @@ class Result:
     confidence: str
     doc: str  # "yes", "no", or "-" when the incident has no contract document
     seconds: float
+    named: str = ""  # the suspect, and what was expected, when line or commit is wrong
 
 
 def command() -> list[str]:
@@ -62,9 +63,15 @@ def grade(name: str, doc: dict, expected: dict, seconds: float) -> Result:
     commit_ok = suspect.get("commit") == want if want else not suspect.get("commit")
     contract = expected["contract_doc"]
     cited = any(
-        "doc" in (e.get("kind"), e.get("source")) and e.get("path") == contract
+        {e.get("kind"), e.get("source")} & {"doc", "docs"} and e.get("path") == contract
         for e in doc.get("evidence") or []
     )
+    named = ""
+    if not (line_ok and commit_ok):
+        named = (
+            f"named {where(suspect.get('path'), start, suspect.get('commit'))}, "
+            f"expected {where(expected['fault']['file'], first, want)}"
+        )
     return Result(
         name=name,
         status=str(doc.get("status", "?")),
@@ -73,7 +80,12 @@ def grade(name: str, doc: dict, expected: dict, seconds: float) -> Result:
         confidence=str(diagnosis.get("confidence") or "-"),
         doc="-" if contract is None else ("yes" if cited else "no"),
         seconds=seconds,
+        named=named,
     )
+
+
+def where(path: str | None, line: object, commit: str | None) -> str:
+    return f"{path or '-'}:{line if line is not None else '-'} @ {(commit or 'no commit')[:7]}"
 
 
 def run_one(recipe: Path, tmp: Path) -> Result:
@@ -124,6 +136,11 @@ def report(results: list[Result]) -> None:
     print("confidence: " + ", ".join(f"{k} {v}" for k, v in sorted(confidences.items())))
     wrong_but_sure = [r.name for r in results if r.confidence == "high" and not r.line_ok]
     print(f"high confidence with a wrong line: {len(wrong_but_sure)} {wrong_but_sure or ''}")
+    misses = [r for r in results if r.named]
+    if misses:
+        print("\nmisses:")
+        for r in misses:
+            print(f"  {r.name}: {r.named}")
 
 
 def main() -> None:

@@ -87,6 +87,7 @@ class Meta:
     contract: str  # where the contract is: docs, readme, none
     decoys: list[str]
     recovered: bool = False  # Go: the panic was recovered by a deferred handler and reported
+    rewrite: bool = False  # a commit newer than the fault rewrote the crash line (same value)
 
 
 def make_plan(seed: int) -> tuple[Plan, random.Random]:
@@ -119,7 +120,10 @@ def make_plan(seed: int) -> tuple[Plan, random.Random]:
     plan.suppressed = plan.chained and extra.random() < 0.4
     plan.contract_in_readme = plan.contract and extra.random() < 0.15
     plan.recovered = lang == "go" and entry in ("web", "job") and extra.random() < 0.5
-    plan.rewrite = position in ("caller", "above", "binding") and extra.random() < 0.45
+    # (not when the re-raise drops its cause: the crash recorded is then the re-raise line,
+    rewrite = position in ("caller", "above", "binding") and extra.random() < 0.45
+    # nor when the crash line is a library helper's panic (Go's date parsing), not the sink)
+    plan.rewrite = rewrite and not plan.suppressed and (lang, kind) != ("go", "format_changed")
     return plan, rng
 
 
@@ -151,6 +155,7 @@ def generate(seed: int, out: Path) -> Path:
         "readme" if plan.contract_in_readme else "docs" if plan.contract else "none",
         decoys,
         plan.recovered,
+        plan.rewrite,
     )
     _write_sentry(prog, rng, commits, trees, release, releases, early, now, out, meta)
     return out
@@ -714,6 +719,12 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
                 crash,
             )
         )
+    # The Go SDK reports a recovered panic (hub.Recover) at level fatal.
+    level = "fatal" if plan.recovered else "error"
+    for ev in events:
+        ev["tags"] = [
+            t if t["key"] != "level" else {"key": "level", "value": level} for t in ev["tags"]
+        ]
     issues = [
         _issue(
             prog,
@@ -725,7 +736,7 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
             len(events) + rng.randint(8, 60),
             first_seen,
             last_seen,
-            "error",
+            level,
         )
     ]
     all_events = {issue_id: events}

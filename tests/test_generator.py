@@ -26,7 +26,7 @@ from tests.test_scenarios_fixtures import (
 )
 
 
-def _slice(size: int = 16) -> list[int]:
+def _slice(size: int = 20) -> list[int]:
     """Seeds that together cover every language, fault kind and position, and the rare shapes."""
     wanted = set()
     chosen: list[int] = []
@@ -35,6 +35,8 @@ def _slice(size: int = 16) -> list[int]:
         traits = {("lang", plan.lang), ("kind", plan.kind), ("position", plan.position)}
         traits |= {("entry", plan.entry), ("truncated", plan.truncated), ("chained", plan.chained)}
         traits |= {("recovered", plan.recovered), ("rewrite", plan.rewrite)}
+        if plan.position in ("caller", "above", "binding"):  # with and without a rewrite
+            traits.add((plan.position, plan.rewrite))
         if traits - wanted:
             chosen.append(seed)
             wanted |= traits
@@ -269,10 +271,21 @@ def test_the_new_shapes_hold(incident: Incident) -> None:
             [frame] = calc
             above = incident.lines(release, users[0])[frame["lineNo"] - 8 : frame["lineNo"] - 1]
             assert any(called in ln for ln in above)
-        # A newer commit touched the crashing function's file: it changed later than the fault.
+        # A newer commit touched the crashing function between the binding and the crash: the
+        # crashing code changed later than the fault.
         if exp["commit"]:
             newest = _newest(incident, release, users[0])
             assert newest != exp["commit"] and _is_ancestor(incident, exp["commit"], newest)
+            bound = next(
+                i + 1 for i, ln in enumerate(incident.lines(release, users[0])) if called in ln
+            )
+            diff = git(incident.clone, "diff", "-U0", exp["commit"], release, "--", users[0])
+            added = [
+                int(h.split("+")[1].split(",")[0].split()[0])
+                for h in diff.splitlines()
+                if h.startswith("@@")
+            ]
+            assert any(bound < n <= bound + 5 for n in added), (bound, added)
     if meta["position"] == "schema":
         # The fault is a serialized name in a type declaration, off the stack; the payload the
         # events carry still uses the old name, so the decoded field is null.

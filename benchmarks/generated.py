@@ -151,6 +151,9 @@ def report(rows: list[dict], gen_seconds: float, count: int) -> None:
         "early_release",
         "question_lang",
         "contract",
+        "recovered",
+        "rewrite",
+        "new_shape",
     ):
         groups: dict = defaultdict(list)
         for r in rows:
@@ -186,7 +189,7 @@ def baseline(folder: Path) -> dict:
     """The naive answer: the newest error, its top in-app frame, blame of that line."""
     scenario = json.loads((folder / "scenario.json").read_text())
     issues = json.loads((folder / "sentry" / "issues.json").read_text())
-    errors = [i for i in issues if i["level"] == "error"]
+    errors = [i for i in issues if i["level"] in ("error", "fatal")]
     newest = max(errors, key=lambda i: i["lastSeen"])
     event = json.loads((folder / "sentry" / "events" / f"{newest['id']}.json").read_text())[0]
     values = [v for e in event["entries"] if e["type"] == "exception" for v in e["data"]["values"]]
@@ -219,6 +222,14 @@ def baseline(folder: Path) -> dict:
     return {"status": "COMPLETED", "diagnosis": {"suspect": suspect, "facts": []}}
 
 
+def _new_shape(meta: dict) -> str:
+    """The shapes the blind incidents showed (binding, schema, a recovered Go panic, a rewrite
+    of the crash line), against the earlier ones."""
+    shapes = [meta["position"]] if meta["position"] in ("binding", "schema") else []
+    shapes += [k for k in ("recovered", "rewrite") if meta.get(k)]
+    return "+".join(shapes) or "(earlier)"
+
+
 def _git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     return done.stdout if done.returncode == 0 else ""
@@ -241,6 +252,7 @@ def main() -> None:
         for folder, (doc, wall) in zip(folders, results, strict=True):
             expected = json.loads((folder / "expected.json").read_text())
             meta = json.loads((folder / "generated.json").read_text())
+            meta["new_shape"] = _new_shape(meta)
             rows.append(grade(doc, expected) | {"meta": meta, "expected": expected, "wall": wall})
         report(rows, gen_seconds, len(folders))
         naive = [grade(baseline(f), r["expected"]) for f, r in zip(folders, rows, strict=True)]

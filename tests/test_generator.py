@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.generator import generate, make_plan
+from tests.generator.faults import POSITIONS
+from tests.generator.langs import LANGS
+from tests.generator.program import BINDING
 from tests.test_scenarios_fixtures import (
     EVENT_KEYS,
     FRAME_KEYS,
@@ -23,7 +26,7 @@ from tests.test_scenarios_fixtures import (
 )
 
 
-def _slice(size: int = 12) -> list[int]:
+def _slice(size: int = 20) -> list[int]:
     """Seeds that together cover every language, fault kind and position, and the rare shapes."""
     wanted = set()
     chosen: list[int] = []
@@ -31,6 +34,9 @@ def _slice(size: int = 12) -> list[int]:
         plan, _ = make_plan(seed)
         traits = {("lang", plan.lang), ("kind", plan.kind), ("position", plan.position)}
         traits |= {("entry", plan.entry), ("truncated", plan.truncated), ("chained", plan.chained)}
+        traits |= {("recovered", plan.recovered), ("rewrite", plan.rewrite)}
+        if plan.position in ("caller", "above", "binding"):  # with and without a rewrite
+            traits.add((plan.position, plan.rewrite))
         if traits - wanted:
             chosen.append(seed)
             wanted |= traits
@@ -40,12 +46,16 @@ def _slice(size: int = 12) -> list[int]:
 
 
 def _seeds() -> list[int]:
-    """GENERATOR_SEEDS=0-199 checks a whole range instead of the slice (slow; by hand)."""
+    """GENERATOR_SEEDS=0-199 (or 3,8,20-40) checks those seeds instead of the slice (slow; by
+    hand)."""
     wanted = os.environ.get("GENERATOR_SEEDS")
     if not wanted:
         return _slice()
-    first, _, last = wanted.partition("-")
-    return list(range(int(first), int(last or first) + 1))
+    seeds: list[int] = []
+    for part in wanted.split(","):
+        first, _, last = part.strip().partition("-")
+        seeds += range(int(first), int(last or first) + 1)
+    return seeds
 
 
 SEEDS = _seeds()
@@ -113,15 +123,9 @@ def incident(request, tmp_path_factory) -> Incident:
 def test_the_slice_covers_every_language_kind_and_position() -> None:
     plans = [make_plan(s)[0] for s in _slice()]
     assert {p.lang for p in plans} == {"java", "kt", "py", "js", "ts", "go", "rb", "php"}
-    assert {p.position for p in plans} == {
-        "crash",
-        "above",
-        "caller",
-        "callee",
-        "producer",
-        "config",
-    }
+    assert {p.position for p in plans} == set(POSITIONS)
     assert any(p.truncated for p in plans) and any(p.chained for p in plans)
+    assert any(p.recovered for p in plans) and any(p.rewrite for p in plans)
 
 
 def test_layout_scenario_and_sentry_shapes(incident: Incident) -> None:
@@ -180,7 +184,10 @@ def test_the_ground_truth_holds_in_the_repository(incident: Incident) -> None:
         lines = incident.lines(release, exp[key]["file"])
         assert all(lines[n - 1].strip() for n in range(start, end + 1))
     cause = exception_values(latest)[0]  # the cause first, the exception finally raised last
-    crash = [f for f in cause["stacktrace"]["frames"] if f["inApp"]][-1]
+    stack = cause["stacktrace"]["frames"]
+    if meta["recovered"]:  # the deferred handler's frame tops the runtime's panic frames
+        stack = _before_recovery(incident, release, stack)
+    crash = [f for f in stack if f["inApp"]][-1]
     assert incident.resolve(release, crash) == [exp["crash"]["file"]]
     assert crash["lineNo"] == exp["crash"]["lines"][0]
     if meta["position"] == "crash" and not meta["suppressed"]:
@@ -212,6 +219,107 @@ def test_the_ground_truth_holds_in_the_repository(incident: Incident) -> None:
     assert incident.lines(release, exp["fault"]["file"])[start - 1] not in before.split("\n")
     doc = exp["contract_doc"]
     assert doc is None or doc in incident.files(release)
+
+
+def _before_recovery(incident: Incident, release: str, stack: list[dict]) -> list[dict]:
+    """The frames up to the panic: a recovered Go panic is reported from inside the deferred
+    handler, whose in-app frame sits above the runtime's (gopanic last among them)."""
+    top = stack[-1]
+    assert top["inApp"] and not stack[-2]["inApp"] and stack[-2]["function"] == "gopanic"
+    [path] = incident.resolve(release, top)
+    assert "Recover(err)" in incident.lines(release, path)[top["lineNo"] - 1]
+    first_runtime = next(i for i, f in enumerate(stack) if f["module"] == "runtime")
+    assert all(not f["inApp"] for f in stack[first_runtime:-1])
+    return stack[:first_runtime]
+
+
+def _newest(incident: Incident, release: str, path: str) -> str:
+    return git(incident.clone, "log", "-1", "--format=%H", release, "--", path).strip()
+
+
+def _is_ancestor(incident: Incident, old: str, new: str) -> bool:
+    done = subprocess.run(
+        ["git", "-C", str(incident.clone), "merge-base", "--is-ancestor", old, new]
+    )
+    return done.returncode == 0
+
+
+def test_the_new_shapes_hold(incident: Incident) -> None:
+    """binding, schema and the rewrite decoy are what they claim to be, in the repository."""
+    exp, meta = incident.expected, incident.meta
+    release = meta["running_release"]
+    fault_file, crash_file = exp["fault"]["file"], exp["crash"]["file"]
+    fault_text = incident.lines(release, fault_file)[exp["fault"]["lines"][0] - 1]
+    crash_no = exp["crash"]["lines"][0]
+    latest = incident.events(exp["issue_id"])[0]
+    on_stack = {p for f in frames(latest) if f["inApp"] for p in incident.resolve(release, f)}
+    if meta["position"] == "binding":
+        # The crash line's value is bound a few lines above it by a call into the fault's file.
+        assert fault_file != crash_file and fault_file not in on_stack
+        called = LANGS[meta["lang"]].fname(BINDING[meta["kind"]][1]) + "("
+        fault_no = exp["fault"]["lines"][0]
+        defs = [i + 1 for i, ln in enumerate(incident.lines(release, fault_file)) if called in ln]
+        assert any(0 < fault_no - d <= 3 for d in defs), (called, defs, fault_no)
+        users = [
+            path
+            for path in incident.files(release)
+            if path != fault_file and any(called in ln for ln in incident.lines(release, path))
+        ]
+        assert len(users) == 1, users
+        calc = [f for f in frames(latest) if f["inApp"] and incident.resolve(release, f) == users]
+        if not meta["suppressed"]:  # (else only the re-raise's frames are recorded)
+            [frame] = calc
+            above = incident.lines(release, users[0])[frame["lineNo"] - 8 : frame["lineNo"] - 1]
+            assert any(called in ln for ln in above)
+        # A newer commit touched the crashing function between the binding and the crash: the
+        # crashing code changed later than the fault.
+        if exp["commit"]:
+            newest = _newest(incident, release, users[0])
+            assert newest != exp["commit"] and _is_ancestor(incident, exp["commit"], newest)
+            bound = next(
+                i + 1 for i, ln in enumerate(incident.lines(release, users[0])) if called in ln
+            )
+            diff = git(incident.clone, "diff", "-U0", exp["commit"], release, "--", users[0])
+            added = [
+                int(h.split("+")[1].split(",")[0].split()[0])
+                for h in diff.splitlines()
+                if h.startswith("@@")
+            ]
+            assert any(bound < n <= bound + 5 for n in added), (bound, added)
+    if meta["position"] == "schema":
+        # The fault is a serialized name in a type declaration, off the stack; the payload the
+        # events carry still uses the old name, so the decoded field is null.
+        assert fault_file not in on_stack and fault_file != crash_file
+        assert "customerId" in fault_text and "customer_id" not in fault_text
+        # The consumer reads the decoded field by its name inside the application (unless
+        # the recorded crash is a re-raise that dropped its cause).
+        above = incident.lines(release, crash_file)[max(0, crash_no - 9) : crash_no]
+        read = any(name in ln for ln in above for name in ("customer_ref", "customerRef"))
+        assert read or meta["suppressed"]
+        data = [e["data"] for e in latest["entries"] if e["type"] == "request"]
+        payload = data[0]["data"] if data else latest["context"].get("job", {}).get("args", [{}])[0]
+        assert not payload or "customer_id" in payload
+    if meta["recovered"]:  # hub.Recover reports at level fatal; Sentry's culprit is the top frame
+        relevant = next(i for i in incident.issues if i["id"] == exp["issue_id"])
+        assert relevant["level"] == "fatal"
+        assert {"key": "level", "value": "fatal"} in latest["tags"]
+    assert meta["rewrite"] == ("rewrite-of-crash-line" in meta["decoys"])
+    if meta["rewrite"] and exp["commit"]:
+        # Blame of the crash line names a newer commit than the fault: the rewrite.
+        blame = git(
+            incident.clone,
+            "blame",
+            "-l",
+            "-s",
+            f"-L{crash_no},{crash_no}",
+            release,
+            "--",
+            crash_file,
+        )
+        blamed = blame.split()[0].lstrip("^")
+        assert blamed != exp["commit"] and _is_ancestor(incident, exp["commit"], blamed)
+        roles = {c["sha"]: c["role"] for c in meta["commits"]}
+        assert roles[blamed] == "decoy"
 
 
 def test_noise_is_busier_older_and_of_other_releases(incident: Incident) -> None:

@@ -31,6 +31,8 @@ POSITION_WEIGHTS = {
     "callee": 18,
     "producer": 20,
     "config": 14,
+    "binding": 14,
+    "schema": 10,
 }
 DOMAINS = [
     ("invoice", "invoices", "billing"),
@@ -84,6 +86,8 @@ class Meta:
     question_lang: str
     contract: str  # where the contract is: docs, readme, none
     decoys: list[str]
+    recovered: bool = False  # Go: the panic was recovered by a deferred handler and reported
+    rewrite: bool = False  # a commit newer than the fault rewrote the crash line (same value)
 
 
 def make_plan(seed: int) -> tuple[Plan, random.Random]:
@@ -115,6 +119,11 @@ def make_plan(seed: int) -> tuple[Plan, random.Random]:
     extra = random.Random(seed * 7 + 1)  # later choices, drawn apart so earlier seeds keep theirs
     plan.suppressed = plan.chained and extra.random() < 0.4
     plan.contract_in_readme = plan.contract and extra.random() < 0.15
+    plan.recovered = lang == "go" and entry in ("web", "job") and extra.random() < 0.5
+    # (not when the re-raise drops its cause: the crash recorded is then the re-raise line,
+    rewrite = position in ("caller", "above", "binding") and extra.random() < 0.45
+    # nor when the crash line is a library helper's panic (Go's date parsing), not the sink)
+    plan.rewrite = rewrite and not plan.suppressed and (lang, kind) != ("go", "format_changed")
     return plan, rng
 
 
@@ -145,6 +154,8 @@ def generate(seed: int, out: Path) -> Path:
         plan.question_lang,
         "readme" if plan.contract_in_readme else "docs" if plan.contract else "none",
         decoys,
+        plan.recovered,
+        plan.rewrite,
     )
     _write_sentry(prog, rng, commits, trees, release, releases, early, now, out, meta)
     return out
@@ -226,6 +237,37 @@ def _history(prog: Program, rng: random.Random, now: datetime):
         add("Release 1.5.0", "release", rng.randint(3, 20))
         early_index = len(commits) - 1
     # Newer decoys, after the fault, touching the stack's files.
+    if plan.position == "binding":  # the crashing function changes later than the fault
+        st.calc_log = True
+        add(
+            rng.choice(
+                [
+                    f"Log the {domain} being computed",
+                    f"Trace {domain} calculations",
+                    "More logging around the calculation",
+                ]
+            ),
+            "decoy",
+            rng.randint(2, 20),
+        )
+        decoys.append("log-line-in-crash-function")
+    if plan.rewrite:
+        # The crash line itself is rewritten, computing the same with the failing value.
+        st.rewritten = rng.choice(
+            [f"{prog.kind.out}_value", f"resolved_{prog.kind.out}", f"{prog.kind.out}_text"]
+        )
+        add(
+            rng.choice(
+                [
+                    f"Rename locals in the {domain} calculation",
+                    f"Clearer names in {prog.paths['calc'].rsplit('/', 1)[-1]}",
+                    f"Fix {domain} calculation naming",
+                ]
+            ),
+            "decoy",
+            rng.randint(2, 20),
+        )
+        decoys.append("rewrite-of-crash-line")
     if rng.random() < 0.7:
         st.comments.setdefault("calc", []).append("keep the rounding rules in one place")
         add(
@@ -284,6 +326,7 @@ def _fault_note(prog: Program) -> str:
         "format_changed": "Dates formatted for the customer",
         "key_renamed": "Customer reference follows the JSON style",
         "filter_changed": "First line lookup ignores closed lines",
+        "wire_name": "Payload fields follow the JSON style",
     }[prog.plan.kind]
 
 
@@ -306,6 +349,10 @@ def _fault_message(prog: Program, rng: random.Random) -> str:
         "format_changed": ["Format dates the way customers read them", "Dates in day/month/year"],
         "key_renamed": ["Use camelCase for the customer reference", "JSON keys in camelCase"],
         "filter_changed": ["Only open lines count for the first SKU", "Ignore paid lines"],
+        "wire_name": [
+            "Use camelCase names in the payload type",
+            f"Align the {d} payload with the API style guide",
+        ],
     }[prog.plan.kind]
     vague = [
         f"Clean up the {d} code",
@@ -332,6 +379,8 @@ def _fault_role(prog: Program) -> str:
         "callee": "helper",
         "producer": "builder",
         "config": "config",
+        "binding": "helper",
+        "schema": "schema",
     }[prog.plan.position]
 
 
@@ -513,6 +562,8 @@ def _stack(prog: Program, tree: dict[str, list[Line]]) -> tuple[list[dict], list
         )
         frames.append(crash)
     frames += sentry.library_after(plan.lang, failure)
+    if plan.recovered:
+        frames = _recovered(prog, tree, frames, entry)
     wrapper: list[dict] = []
     if plan.chained:
         rethrow = _in_app(prog, tree, "service", f"process_{n.s}", "rethrow")
@@ -520,6 +571,28 @@ def _stack(prog: Program, tree: dict[str, list[Line]]) -> tuple[list[dict], list
         if plan.lang == "py":  # a cause's traceback starts where it was caught
             frames = [service, *frames[frames.index(service) + 1 :]]
     return frames, wrapper, crash
+
+
+def _recovered(prog: Program, tree: dict[str, list[Line]], frames: list[dict], entry: dict):
+    """A Go panic recovered by a deferred handler that reports it: the SDK takes the stack
+    inside the handler, so (oldest first) the runtime's panic frames are followed by the
+    handler's own frame, in-app, at the top. A web handler runs inside its recover middleware
+    (the middleware's closure calls it), not inside sentryhttp's."""
+    path, _ = _recover_path(prog)
+    if prog.plan.entry == "web":
+        frames = [f for f in frames if "sentry-go" not in (f["module"] or "")]
+        outer = _in_app(prog, tree, "entry", "withRecover.func1", "next", path)
+        frames.insert(frames.index(entry), outer)
+        top = _in_app(prog, tree, "entry", "withRecover.func1.1", "recover", path)
+    else:
+        top = _in_app(prog, tree, "entry", "recoverPanic", "recover", path)
+    return [*frames, top]
+
+
+def _recover_path(prog: Program) -> tuple[str, str]:
+    if prog.plan.entry == "web":
+        return f"internal/{prog.n.pkg}/middleware.go", "withRecover.func1.1"
+    return f"internal/{prog.n.pkg}/recover.go", "recoverPanic"
 
 
 def _payload(prog: Program, rng: random.Random) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -562,7 +635,7 @@ def _payload(prog: Program, rng: random.Random) -> tuple[dict[str, Any], dict[st
     L, pos, k = prog.lang, prog.plan.position, prog.kind
     if kind == "type_changed":
         ctx["value_text"] = f"{L.fname(prog.helper_fn)}(...)" if pos == "callee" else L.var(k.vname)
-    if kind in ("null_guard", "config_key"):
+    if kind in ("null_guard", "config_key", "wire_name"):
         owner = ".".join(prog.paths["helper"].split("/")[3:-1]) + "." + prog.owners["helper"]
         ctx["npe_subject"] = (
             f'the return value of "{owner}.{L.fname(prog.helper_fn)}(String)"'
@@ -601,6 +674,8 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
         times = [max(t, deploy[release] + timedelta(minutes=1)) for t in times]
         first_seen = min(times)
     title, culprit = _title(etype, evalue, plan, prog)
+    if plan.recovered and plan.entry != "web":  # Sentry names the top in-app frame
+        culprit = _recover_path(prog)[1]
     wrapper_type = prog.wrap_class().lstrip("\\") if plan.chained else None
     wrapper_value = ""
     if plan.chained:
@@ -644,6 +719,12 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
                 crash,
             )
         )
+    # The Go SDK reports a recovered panic (hub.Recover) at level fatal.
+    level = "fatal" if plan.recovered else "error"
+    for ev in events:
+        ev["tags"] = [
+            t if t["key"] != "level" else {"key": "level", "value": level} for t in ev["tags"]
+        ]
     issues = [
         _issue(
             prog,
@@ -655,7 +736,7 @@ def _write_sentry(prog, rng, commits, trees, release, releases, early, now, out,
             len(events) + rng.randint(8, 60),
             first_seen,
             last_seen,
-            "error",
+            level,
         )
     ]
     all_events = {issue_id: events}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # Where the faulty change is, relative to the crash.
-POSITIONS = ("crash", "above", "caller", "callee", "producer", "config")
+POSITIONS = ("crash", "above", "caller", "callee", "producer", "config", "binding", "schema")
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def _kind(kind: Kind) -> None:
 _kind(
     Kind(
         "null_guard",
-        ("crash", "above", "caller", "callee", "producer"),
+        ("crash", "above", "caller", "callee", "producer", "binding"),
         "region",
         "NSTR",
         "routing_region",
@@ -324,7 +324,7 @@ _kind(
 _kind(
     Kind(
         "format_changed",
-        ("producer", "caller", "callee"),
+        ("producer", "caller", "callee", "binding"),
         "issued_at",
         "DATE",
         "due_on",
@@ -438,7 +438,7 @@ _kind(
 _kind(
     Kind(
         "filter_changed",
-        ("above", "producer", "caller", "callee"),
+        ("above", "producer", "caller", "callee", "binding"),
         "lines",
         "LIST",
         "open_lines",
@@ -492,6 +492,26 @@ _kind(
                     "go": '@O@ := @V@[0]["sku"]',
                 },
             ),
+        ),
+    )
+)
+
+# A field's serialized name changed in the type the payload is decoded into (a struct tag, an
+# annotation, an alias, a decoding map): the field decodes as null and the consumer fails on it.
+# ``good``/``bad`` are the wire names; the declaration itself is written by program.schema_file.
+_kind(
+    Kind(
+        "wire_name",
+        ("schema",),
+        "customer_id",
+        "NSTR",
+        "customer_ref",
+        "customer_key",
+        _merge(
+            _table("sink", NULL_SINK),
+            _table("vtype", NULL_TYPE),
+            _table("good", {k: "customer_id" for k in NULL_SINK}),
+            _table("bad", {k: "customerId" for k in NULL_SINK}),
         ),
     )
 )

@@ -26,6 +26,7 @@ VTYPE = {
     "format_changed": "DATE",
     "key_renamed": "MAP",
     "filter_changed": "LIST",
+    "wire_name": "NSTR",
 }
 SRC_TYPE = {
     "null_guard": "NSTR",
@@ -37,6 +38,7 @@ SRC_TYPE = {
     "type_changed": "NUM",
     "format_changed": "DATE",
     "key_renamed": "STR",
+    "wire_name": "NSTR",
 }
 CALC_FN = {
     "null_guard": "{s}_region_key",
@@ -48,6 +50,7 @@ CALC_FN = {
     "format_changed": "{s}_due_date",
     "key_renamed": "{s}_customer",
     "filter_changed": "first_open_sku",
+    "wire_name": "{s}_customer_key",
 }
 HELPER_FN = {
     "null_guard": "resolve_region",
@@ -58,6 +61,14 @@ HELPER_FN = {
     "format_changed": "due_date_text",
     "key_renamed": "customer_ref",
     "filter_changed": "open_lines",
+    "wire_name": "customer_ref",
+}
+# Position "binding": the crash line's value is bound above it from a call into another file
+# of the repository (a query method, a normalizer, a client wrapper) where the fault is.
+BINDING = {
+    "filter_changed": ("Repository", "find_open_lines"),
+    "format_changed": ("Normalizer", "normalize_due_date"),
+    "null_guard": ("Client", "lookup_region"),
 }
 CALC_DOC = {
     "null_guard": "Upper-case routing key of the {s}'s region.",
@@ -69,6 +80,7 @@ CALC_DOC = {
     "format_changed": "Due date of the {s}.",
     "key_renamed": "Customer reference the {s} is billed to.",
     "filter_changed": "SKU of the first line that is not void.",
+    "wire_name": "Routing key of the customer the {s} is billed to.",
 }
 
 
@@ -106,6 +118,8 @@ class Plan:
     dflt: str = "EU"
     suppressed: bool = False  # the re-raise drops its cause (raise … from None)
     contract_in_readme: bool = False  # the contract is a section of README.md, not a docs/ page
+    recovered: bool = False  # Go: a deferred handler recovers the panic and reports it
+    rewrite: bool = False  # a commit newer than the fault rewrites the crash line (same value)
 
 
 @dataclass
@@ -120,6 +134,8 @@ class State:
     version: str = "1.0.0"
     changelog: list[str] = field(default_factory=list)
     doc_notes: dict[str, list[str]] = field(default_factory=dict)
+    rewritten: str = ""  # a newer commit renamed the crash line's result to this
+    calc_log: bool = False  # a newer commit logs in the crashing function
 
     def copy(self) -> State:
         return State(
@@ -133,6 +149,8 @@ class State:
             self.version,
             list(self.changelog),
             {k: list(v) for k, v in self.doc_notes.items()},
+            self.rewritten,
+            self.calc_log,
         )
 
 
@@ -149,6 +167,13 @@ class Program:
         self.owners = _owners(n, plan.entry, plan.lang)
         self.calc_fn = CALC_FN[plan.kind].format(s=n.s)
         self.helper_fn = HELPER_FN.get(plan.kind, "resolve_region")
+        if plan.position == "binding":
+            word, self.helper_fn = BINDING[plan.kind]
+            self.owners["helper"] = f"{n.S}{word}"
+            path = self.paths["helper"]
+            self.paths["helper"] = path.replace("Helpers", word).replace("helpers", word.lower())
+        if plan.position == "schema":
+            self.paths["schema"] = _schema_path(plan.lang, n)
         self.entry_fn = _entry_fn(plan.lang, plan.entry, n)
 
     # --- the pieces of the fault ----------------------------------------------------
@@ -185,7 +210,8 @@ class Program:
     def out_name(self, st: State) -> str:
         """The crash line's result: an older refactor renamed it (so blame of the crash line
         points at that older commit unless the fault is on the crash line)."""
-        return self.lang.var(self.kind.out if st.refactored else "computed").lstrip("$")
+        name = st.rewritten or (self.kind.out if st.refactored else "computed")
+        return self.lang.var(name).lstrip("$")
 
     def v(self) -> str:
         return self.lang.var(self.kind.vname)
@@ -213,7 +239,7 @@ class Program:
             k.name != "default_changed" and pos in ("crash", "above", "callee")
         ):
             body.append((0, L.fetch("lines", "LIST", "rec", "lines"), None))
-        if pos in ("crash", "above", "callee"):
+        if pos in ("crash", "above", "callee", "binding"):
             src_line = self.src_fetch("rec")
             if k.name in ("off_by_one", "div_zero"):
                 src_line = L.fetch("lines", "LIST", "rec", "lines")
@@ -222,6 +248,8 @@ class Program:
             body.append((0, L.fetch(k.vname, VTYPE[k.name], "rec", k.vname), None))
         if pos == "config":
             body.append((0, L.fetch(k.vname, VTYPE[k.name], "settings", k.vname), None))
+        if pos == "schema":  # the decoded field, under its name inside the application
+            body.append((0, L.fetch(k.vname, VTYPE[k.name], "rec", k.vname), None))
         prelude = k.lang[self.plan.lang].get("prelude")
         if prelude:
             body.append((0, prelude, None))
@@ -236,6 +264,13 @@ class Program:
                 line = L.assign(k.vname, VTYPE[k.name], self.expr(src, st.bad))
                 body.append((0, line, "fault"))
                 body += self.filler(self.plan.filler)
+            if pos == "binding":
+                call = L.call(self.owners["helper"], self.helper_fn, [src])
+                body.append((0, L.assign(k.vname, VTYPE[k.name], call), "binding"))
+            if st.calc_log:
+                body.append((0, self.log_line(), None))
+            if pos in ("binding", "schema"):
+                body += self.filler(self.plan.filler)
             value = (
                 L.call(self.owners["helper"], self.helper_fn, [src])
                 if pos == "callee"
@@ -248,6 +283,18 @@ class Program:
             params.append((k.vname, VTYPE[k.name]))
         doc = st.docs.get("calc", CALC_DOC[k.name].format(s=self.n.s.replace("_", " ")))
         return Fn(self.calc_fn, params, body, doc)
+
+    def log_line(self) -> str:
+        return {
+            "py": 'logging.getLogger(__name__).info("computing %s", rec["id"])',
+            "rb": 'Rails.logger.info("computing #{rec["id"]}")',
+            "php": "\\Illuminate\\Support\\Facades\\Log::info('computing', ['id' => $rec['id']]);",
+            "js": 'console.info("computing", rec.id);',
+            "ts": 'console.info("computing", rec.id);',
+            "java": 'System.getLogger("calculations").log(System.Logger.Level.INFO, "computing " + rec.get("id"));',
+            "kt": 'java.util.logging.Logger.getLogger("calculations").info("computing ${rec["id"]}")',
+            "go": 'log.Printf("computing %v", rec["id"])',
+        }[self.plan.lang]
 
     def result_line(self, st: State) -> str:
         out = self.lang.var(self.out_name(st))
@@ -349,7 +396,7 @@ class Program:
     def helper(self, st: State) -> Fn:
         k = self.kind
         src = self.src_var() if self.plan.position != "config" else self.lang.var("raw")
-        tag = "fault" if self.plan.position == "callee" else None
+        tag = "fault" if self.plan.position in ("callee", "binding") else None
         body = [(0, self.lang.ret(self.expr(src, st.bad if tag else False)), tag)]
         doc = st.docs.get("helper", f"The {k.vname.replace('_', ' ')} the calculation needs.")
         return Fn(self.helper_fn, [(self.src_name(), SRC_TYPE[k.name])], body, doc)
@@ -368,6 +415,12 @@ class Program:
             ("customer_id", self.raw_get("payload", "customer_id", "STR"), None),
             ("options", self.raw_get("payload", "options", "MAP"), None),
         ]
+        if self.plan.position == "schema":
+            body += [(0, t, None) for t in self.decode_lines()]
+            doc = st.docs.get(
+                "builder", f"The {self.n.s.replace('_', ' ')} record from its payload."
+            )
+            return Fn(f"build_{self.n.s}", [("payload", "REC")], body, doc)
         if self.plan.position == "producer":
             body.append((0, self.src_fetch("payload"), None))
             derived = (k.vname, self.expr(self.src_var(), st.bad), "fault")
@@ -379,6 +432,40 @@ class Program:
         body += L.map_literal(entries)
         doc = st.docs.get("builder", f"The {self.n.s.replace('_', ' ')} record from its payload.")
         return Fn(f"build_{self.n.s}", [("payload", "REC")], body, doc)
+
+    def decode_lines(self) -> list[str]:
+        """The builder decodes the payload into the wire type, then hands on a record."""
+        S = self.n.S
+        return {
+            "py": [f"return {S}Payload.model_validate(payload).model_dump()"],
+            "rb": [f"{S}Payload.from_json(payload)"],
+            "php": [f"return {S}Payload::fromArray($payload)->toRecord();"],
+            "js": ["return fromJson(payload);"],
+            "ts": [
+                "const p = fromJson(payload);",
+                "return { id: p.id, region: p.region, customer_ref: p.customerRef, issued_at: p.issuedAt };",
+            ],
+            "java": [
+                f"{S}Payload p = new ObjectMapper().convertValue(payload, {S}Payload.class);",
+                "Map<String, Object> out = new HashMap<>();",
+                'out.put("id", p.id());',
+                'out.put("region", p.region());',
+                'out.put("customer_ref", p.customerRef());',
+                'out.put("issued_at", p.issuedAt());',
+                "return out;",
+            ],
+            "kt": [
+                f"val p = WIRE_JSON.decodeFromJsonElement<{S}Payload>(payload.toJsonElement())",
+                'return mapOf("id" to p.id, "region" to p.region, "customer_ref" to p.customerRef, "issued_at" to p.issuedAt)',
+            ],
+            "go": [
+                "p, err := decodePayload(payload)",
+                "if err != nil {",
+                '\tlog.Printf("decode %v: %v", payload["id"], err)',
+                "}",
+                'return map[string]any{"id": p.ID, "region": p.Region, "customer_ref": p.CustomerRef, "issued_at": p.IssuedAt}',
+            ],
+        }[self.plan.lang]
 
     def raw_get(self, mapvar: str, key: str, type_key: str) -> str:
         m = self.lang.var(mapvar)
@@ -435,6 +522,8 @@ class Program:
         L = self.lang
         read, params, tail = self.entry_fn["read"], self.entry_fn["params"], self.entry_fn["tail"]
         body: list[tuple[int, str, str | None]] = [(0, read, None)]
+        if self.plan.recovered and self.plan.entry != "web":
+            body.insert(0, (0, "defer recoverPanic()", None))
         for text in st.comments.get("entry", []):
             body.append((0, L.comment(text), None))
         body.append(
@@ -489,7 +578,7 @@ class Program:
     def main_fns(self, role: str, st: State) -> list[Fn]:
         if role in ("archive", "notify"):
             return [self.noise_fn(role)]
-        if role == "helper" and self.plan.position != "callee":
+        if role == "helper" and self.plan.position not in ("callee", "binding"):
             return [self.extra_fn("helper", f"{self.n.s}_reference_code", st)]
         return [getattr(self, role)(st)]
 
@@ -501,6 +590,11 @@ class Program:
     def files(self, st: State) -> dict[str, list[Line]]:
         out = {self.paths[r]: self.render_role(r, st) for r in ROLES}
         out |= _support_files(self, st)
+        if self.plan.position == "schema":
+            out[self.paths["schema"]] = _schema_file(self, st)
+        if self.plan.recovered:
+            path, lines = _recover_file(self)
+            out[path] = lines
         return out
 
 
@@ -801,7 +895,7 @@ def _wrap(prog: Program, role: str, fns: list[Fn], st: State) -> list[Line]:
     if lang == "py":
         doc = header or f"{owner}: {role} of the {n.p.replace('_', ' ')} package."
         out += [(f'"""{doc}"""', None), ("", None)]
-        out += [(imp, None) for imp in _py_imports(prog, role)]
+        out += [(imp, None) for imp in _py_imports(prog, role, st)]
         out += [("", None), ("", None)]
         if role == "service" and prog.plan.chained:
             out += [(f"class {n.S}Error(RuntimeError):", None)]
@@ -864,6 +958,11 @@ def _wrap(prog: Program, role: str, fns: list[Fn], st: State) -> list[Line]:
         imports = ["java.util.List", "java.util.Map", "java.util.HashMap", "java.util.Objects"]
         imports += ["java.math.BigDecimal", "java.time.LocalDate", "java.time.OffsetDateTime"]
         imports += ["java.time.format.DateTimeFormatter"]
+        if role == "builder" and prog.plan.position == "schema":
+            imports += {
+                "java": ["com.fasterxml.jackson.databind.ObjectMapper"],
+                "kt": ["kotlinx.serialization.json.decodeFromJsonElement"],
+            }[lang]
         for r in ("service", "calc", "helper", "builder", "config"):
             rp = ".".join(prog.paths[r].split("/")[3:-1])
             if rp != pkg:
@@ -895,13 +994,261 @@ def _wrap(prog: Program, role: str, fns: list[Fn], st: State) -> list[Line]:
     return out + body
 
 
+def _schema_path(lang: str, n: Names) -> str:
+    app, d = n.app.replace("-", "_"), n.s.replace("_", "-")
+    return {
+        "py": f"{app}/{n.pkg}/schemas.py",
+        "rb": f"app/models/{n.s}_payload.rb",
+        "php": f"app/Models/{n.S}Payload.php",
+        "js": f"src/{n.pkg}/payload.js",
+        "ts": f"src/{n.pkg}/{d}.payload.ts",
+        "java": f"src/main/java/com/{n.org}/{n.pkg}/model/{n.S}Payload.java",
+        "kt": f"src/main/kotlin/com/{n.org}/{n.pkg}/model/{n.S}Payload.kt",
+        "go": f"internal/{n.pkg}/payload.go",
+    }[lang]
+
+
+def _schema_file(prog: Program, st: State) -> list[Line]:
+    """The wire type the payload is decoded into; the customer's serialized name is the fault
+    (snake case as the upstream API sends it, camel case after the faulty change)."""
+    n, lang = prog.n, prog.plan.lang
+    S, what = n.S, article(n.s.replace("_", " "))
+    wire = prog.expr("", st.bad)
+    pkg = ".".join(prog.paths["schema"].split("/")[3:-1])
+    F = "@FAULT@"
+    text = {
+        "py": [
+            f'"""Wire format of the {n.p.replace("_", " ")} the upstream API sends."""',
+            "",
+            "from pydantic import BaseModel, ConfigDict, Field",
+            "",
+            "",
+            f"class {S}Payload(BaseModel):",
+            f'    """{what.capitalize()} as the upstream API sends it."""',
+            "",
+            '    model_config = ConfigDict(extra="ignore")',
+            "",
+            "    id: str",
+            "    region: str | None = None",
+            f'    customer_ref: str | None = Field(default=None, alias="{wire}"){F}',
+            "    issued_at: str | None = None",
+        ],
+        "rb": [
+            "# frozen_string_literal: true",
+            "",
+            f"# {what.capitalize()} as the upstream API sends it: attribute => key of the JSON body.",
+            f"class {S}Payload",
+            "  ATTRIBUTES = {",
+            '    id: "id",',
+            '    region: "region",',
+            f'    customer_ref: "{wire}",{F}',
+            '    issued_at: "issued_at"',
+            "  }.freeze",
+            "",
+            "  def self.from_json(body)",
+            "    ATTRIBUTES.to_h { |attr, key| [attr.to_s, body[key]] }",
+            "  end",
+            "end",
+        ],
+        "php": [
+            "<?php",
+            "",
+            "declare(strict_types=1);",
+            "",
+            "namespace App\\Models;",
+            "",
+            f"/** {what.capitalize()} as the upstream API sends it. */",
+            f"final class {S}Payload",
+            "{",
+            "    public function __construct(",
+            "        public readonly string $id,",
+            "        public readonly ?string $region,",
+            "        public readonly ?string $customerRef,",
+            "        public readonly ?string $issuedAt,",
+            "    ) {",
+            "    }",
+            "",
+            "    /** Decode the JSON body: each property from its key. */",
+            "    public static function fromArray(array $data): self",
+            "    {",
+            "        return new self(",
+            "            id: (string) $data['id'],",
+            "            region: $data['region'] ?? null,",
+            f"            customerRef: $data['{wire}'] ?? null,{F}",
+            "            issuedAt: $data['issued_at'] ?? null,",
+            "        );",
+            "    }",
+            "",
+            "    public function toRecord(): array",
+            "    {",
+            "        return [",
+            "            'id' => $this->id,",
+            "            'region' => $this->region,",
+            "            'customer_ref' => $this->customerRef,",
+            "            'issued_at' => $this->issuedAt,",
+            "        ];",
+            "    }",
+            "}",
+        ],
+        "js": [
+            "/** Key of the upstream JSON body each field of the record is read from. */",
+            "const WIRE_NAMES = {",
+            '  id: "id",',
+            '  region: "region",',
+            f'  customer_ref: "{wire}",{F}',
+            '  issued_at: "issued_at",',
+            "};",
+            "",
+            "/** Decode the upstream JSON body into a record. */",
+            "function fromJson(body) {",
+            "  return Object.fromEntries(",
+            "    Object.entries(WIRE_NAMES).map(([field, key]) => [field, body[key]]),",
+            "  );",
+            "}",
+            "",
+            "module.exports = { WIRE_NAMES, fromJson };",
+        ],
+        "ts": [
+            f"/** {what.capitalize()} as the upstream API sends it. */",
+            f"export interface {S}Payload {{",
+            "  id: string;",
+            "  region?: string;",
+            "  customerRef?: string;",
+            "  issuedAt?: string;",
+            "}",
+            "",
+            f"const WIRE_NAMES: Record<keyof {S}Payload, string> = {{",
+            '  id: "id",',
+            '  region: "region",',
+            f'  customerRef: "{wire}",{F}',
+            '  issuedAt: "issued_at",',
+            "};",
+            "",
+            "/** Decode the upstream JSON body: each field from its key. */",
+            f"export function fromJson(body: Record<string, unknown>): {S}Payload {{",
+            "  const entries = Object.entries(WIRE_NAMES).map(([field, key]) => [field, body[key]]);",
+            f"  return Object.fromEntries(entries) as {S}Payload;",
+            "}",
+        ],
+        "java": [
+            f"package {pkg};",
+            "",
+            "import com.fasterxml.jackson.annotation.JsonIgnoreProperties;",
+            "import com.fasterxml.jackson.annotation.JsonProperty;",
+            "",
+            f"/** {what.capitalize()} as the upstream API sends it. */",
+            "@JsonIgnoreProperties(ignoreUnknown = true)",
+            f"public record {S}Payload(",
+            '    @JsonProperty("id") String id,',
+            '    @JsonProperty("region") String region,',
+            f'    @JsonProperty("{wire}") String customerRef,{F}',
+            '    @JsonProperty("issued_at") String issuedAt) {',
+            "}",
+        ],
+        "kt": [
+            f"package {pkg}",
+            "",
+            "import kotlinx.serialization.SerialName",
+            "import kotlinx.serialization.Serializable",
+            "import kotlinx.serialization.json.Json",
+            "",
+            "/** Upstream bodies carry more keys than the application reads. */",
+            "val WIRE_JSON = Json { ignoreUnknownKeys = true }",
+            "",
+            f"/** {what.capitalize()} as the upstream API sends it. */",
+            "@Serializable",
+            f"data class {S}Payload(",
+            '    @SerialName("id") val id: String,',
+            '    @SerialName("region") val region: String? = null,',
+            f'    @SerialName("{wire}") val customerRef: String? = null,{F}',
+            '    @SerialName("issued_at") val issuedAt: String? = null,',
+            ")",
+        ],
+        "go": [
+            f"package {n.pkg}",
+            "",
+            'import "encoding/json"',
+            "",
+            f"// {S}Payload is {what} as the upstream API sends it.",
+            f"type {S}Payload struct {{",
+            '\tID          string  `json:"id"`',
+            '\tRegion      *string `json:"region"`',
+            f'\tCustomerRef *string `json:"{wire}"`{F}',
+            '\tIssuedAt    string  `json:"issued_at"`',
+            "}",
+            "",
+            "// decodePayload decodes the JSON body the upstream API sent.",
+            f"func decodePayload(body map[string]any) ({S}Payload, error) {{",
+            f"\tvar p {S}Payload",
+            "\traw, err := json.Marshal(body)",
+            "\tif err != nil {",
+            "\t\treturn p, err",
+            "\t}",
+            "\terr = json.Unmarshal(raw, &p)",
+            "\treturn p, err",
+            "}",
+        ],
+    }[lang]
+    return [(t.replace(F, ""), "fault" if F in t else None) for t in text]
+
+
+def _recover_file(prog: Program) -> tuple[str, list[Line]]:
+    """Go: the deferred handler that recovers a panic and reports it (the Go SDK's frames of it
+    come after the runtime's, at the top of the stack)."""
+    n = prog.n
+    if prog.plan.entry == "web":
+        text = [
+            (f"package {n.pkg}", None),
+            ("", None),
+            ("import (", None),
+            ('\t"log"', None),
+            ("", None),
+            ('\t"github.com/getsentry/sentry-go"', None),
+            (")", None),
+            ("", None),
+            ("// withRecover reports a handler's panic to Sentry and answers 500 instead.", None),
+            ("func withRecover(next func(map[string]any) any) func(map[string]any) any {", None),
+            ("\treturn func(payload map[string]any) (result any) {", None),
+            ("\t\tdefer func() {", None),
+            ("\t\t\tif err := recover(); err != nil {", None),
+            ("\t\t\t\tsentry.CurrentHub().Recover(err)", "recover"),
+            ('\t\t\t\tlog.Printf("handler panicked: %v", err)', None),
+            ('\t\t\t\tresult = map[string]any{"status": 500}', None),
+            ("\t\t\t}", None),
+            ("\t\t}()", None),
+            ("\t\treturn next(payload)", "next"),
+            ("\t}", None),
+            ("}", None),
+        ]
+        return f"internal/{n.pkg}/middleware.go", text
+    text = [
+        (f"package {n.pkg}", None),
+        ("", None),
+        ("import (", None),
+        ('\t"log"', None),
+        ("", None),
+        ('\t"github.com/getsentry/sentry-go"', None),
+        (")", None),
+        ("", None),
+        ("// recoverPanic reports a panic of the running job to Sentry; the worker goes on.", None),
+        ("func recoverPanic() {", None),
+        ("\tif err := recover(); err != nil {", None),
+        ("\t\thub := sentry.CurrentHub().Clone()", None),
+        ("\t\thub.Recover(err)", "recover"),
+        ('\t\tlog.Printf("job panicked: %v", err)', None),
+        ("\t}", None),
+        ("}", None),
+    ]
+    return f"internal/{n.pkg}/recover.go", text
+
+
 def _php_ns(prog: Program, role: str) -> str:
     path = prog.paths[role]
     parts = path.split("/")[:-1]
     return "App\\" + "\\".join(parts[1:])
 
 
-def _py_imports(prog: Program, role: str) -> list[str]:
+def _py_imports(prog: Program, role: str, st: State) -> list[str]:
     n = prog.n
     base = {
         "entry": {
@@ -924,8 +1271,11 @@ def _py_imports(prog: Program, role: str) -> list[str]:
             ("service", f"process_{n.s}"),
         ],
         "service": [("calc", prog.calc_fn)],
-        "calc": [("helper", prog.helper_fn)] if prog.plan.position == "callee" else [],
+        "calc": [("helper", prog.helper_fn)] if prog.plan.position in ("callee", "binding") else [],
+        "builder": [("schema", f"{n.S}Payload")] if prog.plan.position == "schema" else [],
     }.get(role, [])
+    if role == "calc" and st.calc_log:
+        base.insert(0, "import logging")
     for r, fn in calls:
         module = prog.paths[r][:-3].replace("/", ".")
         if not module.startswith(app):
@@ -943,7 +1293,8 @@ def _js_imports(prog: Program, role: str) -> list[str]:
             ("service", f"process_{n.s}"),
         ],
         "service": [("calc", prog.calc_fn)],
-        "calc": [("helper", prog.helper_fn)] if prog.plan.position == "callee" else [],
+        "calc": [("helper", prog.helper_fn)] if prog.plan.position in ("callee", "binding") else [],
+        "builder": [("schema", "from_json")] if prog.plan.position == "schema" else [],
     }.get(role, [])
     out = []
     here = prog.paths[role].split("/")[:-1]
@@ -1126,6 +1477,7 @@ def _contract(prog: Program) -> list[str]:
         "format_changed": f"Dates handed between modules are ISO 8601 (`YYYY-MM-DD`); `{calc}` parses the due date as ISO.",
         "key_renamed": f"The customer reference of a {what} is a map with the key `customer_id` (snake case), as the billing API documents it.",
         "filter_changed": "Only void lines are left out when looking for the first line; pending and paid lines count.",
+        "wire_name": f"The upstream API sends the customer of {article(what)} as `customer_id` (snake case); `{n.S}Payload` decodes it into `customer_ref`, which `{calc}` needs and is never null.",
     }[k.name]
     return [f"# {n.P.replace('_', ' ')}", "", "## Contract", "", rules, ""]
 

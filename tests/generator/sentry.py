@@ -657,6 +657,7 @@ def failure(kind: str, lang: str, ctx: dict[str, Any]) -> tuple[str, str, str | 
         "format_changed": fmt,
         "key_renamed": key,
         "filter_changed": first,
+        "wire_name": null,
     }[kind]
     return table.get(lang) or table["js"]
 

@@ -84,10 +84,14 @@ def field_name(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-def declared(side: list[tuple[int, str]]) -> dict[str, tuple[str, int, str]]:
+def declared(
+    side: list[tuple[int, str]], implicit: bool = False
+) -> dict[str, tuple[str | None, int, str]]:
     """field → (wire name, line, text) for one side of a hunk (its lines in order); an
-    annotation alone on its line names the field declared on the next line."""
-    out: dict[str, tuple[str, int, str]] = {}
+    annotation alone on its line names the field declared on the next line. With
+    `implicit`, a field that names nothing is kept too, with None: the decoder then uses
+    the field's own name."""
+    out: dict[str, tuple[str | None, int, str]] = {}
     pending: tuple[str, int, str] | None = None
     for n, text in side:
         name, field = wire_name(text), field_name(text)
@@ -97,7 +101,7 @@ def declared(side: list[tuple[int, str]]) -> dict[str, tuple[str, int, str]]:
         if name is None and pending is not None:
             name, n, text = pending
         pending = None
-        if name is not None:
+        if name is not None or implicit:
             out[field] = (name, n, text.strip())
     return out
 
@@ -118,13 +122,22 @@ def renamed(hunk: dict[str, Any]) -> list[Renamed]:
         if text is not None:
             old_side.append((o, text))
     new_side = sorted(context + added)
-    before, after = declared(old_side), declared(new_side)
+    before, after = declared(old_side, True), declared(new_side, True)
     new_numbers = {n for n, _ in added}
+    pairs = [(f, f) for f in sorted(before.keys() & after.keys())]
+    # A field renamed as its wire name changed (`@JsonProperty("tracking_number") val
+    # trackingNo` → `val trackingNumber`): the declarations the hunk replaced, in order.
+    gone_fields = [f for f in before if f not in after and before[f][1] in gone]
+    new_fields = [f for f in after if f not in before and after[f][1] in new_numbers]
+    if len(gone_fields) == len(new_fields):
+        pairs += list(zip(gone_fields, new_fields, strict=True))
     out = []
-    for f in sorted(before.keys() & after.keys()):
-        (was, _, _), (now, n, text) = before[f], after[f]
-        if was != now and n in new_numbers:
-            out.append(Renamed(f, was, now, n, text))
+    for old, new in pairs:
+        (was, _, _), (now, n, text) = before[old], after[new]
+        if was is None and now is None:
+            continue  # neither side names it on the wire: a plain rename
+        if (was or old) != (now or new) and n in new_numbers:
+            out.append(Renamed(new, was or old, now or new, n, text))
     return out
 
 

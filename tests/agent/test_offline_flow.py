@@ -277,6 +277,32 @@ WIRE_CASES = {
         ),
         fault=7,
     ),
+    # The name dropped with a rename of the field: the decoder now reads its own name.
+    "kotlin-dropped": dict(
+        crash=(
+            "src/main/kotlin/shop/stock/Reservations.kt",
+            [
+                "class Reservations(private val store: Store) {",
+                "    fun apply(ev: ReservedEvent) {",
+                "        val order = store.pending(ev.orderId)",
+                "        reservedUnits.labels(ev.warehouseId).inc(ev.qty.toDouble())",
+                "        order!!.reserve(ev.qty)",
+                "    }",
+                "}",
+            ],
+            5,
+            ("src/main/kotlin/shop/stock/Consumer.kt", 22, "reservations.apply(ev)"),
+        ),
+        exc=("java.lang.NullPointerException", ""),
+        decl="src/main/kotlin/shop/events/ReservedEvent.kt",
+        hunk=hunk(
+            4,
+            [(5, "    val orderId: String?,")],
+            [(5, '    @JsonProperty("order_id") val orderNo: String?,')],
+            [(4, "data class ReservedEvent("), (6, "    val qty: Int,")],
+        ),
+        fault=5,
+    ),
     # A decoding map: the key a decoder reads the field from.
     "typescript": dict(
         crash=(
@@ -546,3 +572,15 @@ def test_the_callee_is_the_library_frame_the_exception_left_from() -> None:
     exc = stacktrace.ExceptionInfo("RangeError", "Invalid currency code : €", None, [app, lib])
     assert stacktrace.callee(exc, app) == "NumberFormat"
     assert stacktrace.callee(exc, lib) == ""
+
+
+def test_a_field_renamed_where_nothing_names_it_on_the_wire_is_no_wire_rename() -> None:
+    from agent.models.wire import renamed
+
+    plain = hunk(
+        4,
+        [(5, "    val orderId: String?,")],
+        [(5, "    val orderNo: String?,")],
+        [(4, "data class ReservedEvent("), (6, "    val qty: Int,")],
+    )
+    assert renamed(plain) == []

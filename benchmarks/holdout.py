@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,11 +42,9 @@ class Result:
 
 
 def command() -> list[str]:
-    script = Path(sys.executable).parent / "incident-bot"
-    found = str(script) if script.is_file() else shutil.which("incident-bot")
-    if not found:
-        raise SystemExit("incident-bot is not installed (make setup)")
-    return [found, "investigate", "--offline", "--json", "--scenario"]
+    # This checkout's code (a worktree's too), not whichever one the installed script points at.
+    run = "import sys; from bot.cli import main; sys.argv[0] = 'incident-bot'; main()"
+    return [sys.executable, "-c", run, "investigate", "--offline", "--json", "--scenario"]
 
 
 def grade(name: str, doc: dict, expected: dict, seconds: float) -> Result:
@@ -99,6 +97,7 @@ def run_one(recipe: Path, tmp: Path) -> Result:
             text=True,
             timeout=TIMEOUT,
             cwd=tmp,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             check=False,
         )
     except subprocess.TimeoutExpired:

@@ -339,6 +339,9 @@ def fits_kind(
             return "drops a guard for a missing value"
         if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
             return "now hands on a null"
+        crossed = crossed_setter(added)
+        if crossed:
+            return crossed
         # A setting read by name with nothing to fall back on is missing wherever it is unset.
         bare = [t for t in added if _ENV_NAME.search(t) and not _FALLBACK.search(t)]
         if bare and not any(_ENV_NAME.search(t) and not _FALLBACK.search(t) for t in removed):
@@ -445,6 +448,31 @@ def positions(text: str) -> list[str]:
     a lookup by name, which raises no index error, so it is left out."""
     found = re.findall(r"\[([^\]]*)\]", text)
     return [squash(f) for f in found if not re.fullmatch(r"""\s*(["'`]).*\1\s*""", f)]
+
+
+_ONE_PARAM = re.compile(
+    r"\b(\w+)\s*\(\s*(?:[\w<>\[\]?,.]+\s+)?\$?(\w+)\s*(?::\s*[\w<>\[\]?.|]+)?\s*\)"
+)
+_SELF_WRITE = re.compile(r"(?:\bthis\.|\bself\.|\$this->|@)(\w+)\s*=(?!=)\s*\$?(\w+)\s*;?\s*$")
+
+
+def crossed_setter(added: list[str]) -> str | None:
+    """A setter named for one field that writes its argument into another
+    (`fin(ZonedDateTime fin) { this.inicio = fin; }`): the field it is named for is never
+    set, so it stays null. A copy of the setter above, not edited all the way."""
+    setter: tuple[str, str] | None = None
+    for text in added:
+        code = code_of(text)
+        m = _ONE_PARAM.search(code) if definitions(code) else None
+        if m:
+            name, param = m.group(1), m.group(2)
+            bare = re.sub(r"^(?:set|with)(?=[A-Z_])", "", name).lstrip("_").lower()
+            setter = (name, param) if bare == param.lower() else None
+            continue
+        w = _SELF_WRITE.search(code)
+        if setter and w and w.group(2) == setter[1] and w.group(1).lower() != setter[1].lower():
+            return f"{setter[0]}() writes {setter[1]} into {w.group(1)}, so {setter[1]} stays unset"
+    return None
 
 
 # A field of a literal: `"key": v`, `key: v`, `:key => v` (not an assignment `x = v`).
@@ -852,6 +880,8 @@ class Signals:
     # turn, as the window's hunks show their bodies (the frames below it were not sent).
     beneath: set[str] = field(default_factory=set)
     types: set[str] = field(default_factory=set)  # the types the failing function and caller name
+    # The call the exception says returned the null (Java's helpful NullPointerException).
+    null_from: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -891,6 +921,13 @@ class Signals:
             - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
             holders=key_holders([code, *nearby]),
+            null_from={
+                m.lower()
+                for m in re.findall(
+                    r'because the return value of "(?:[\w$]+\.)*(\w+)\(\)" is null',
+                    crash.exc_value,
+                )
+            },
             literals=literals,
             stack_by_path=stack,
             path_names=path_names,
@@ -954,6 +991,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     seen_paths: set[str] = set()
     later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
     best: dict[str, list[Change]] = {}
+    blame_seen: set[str] = set()  # commits blame of the crash line names, in the crash file
     rank_no = 0
 
     def remember(files: list[dict[str, Any]]) -> None:
@@ -1001,8 +1039,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
                 ):
                     change.blamed = True
                     if path == crash.path:
-                        change.score += 3
-                        change.reasons.append("blame of the crash line names this commit")
+                        blame_seen.add(change.sha)
                 if int(hunk.get("old_start") or 0) == 0 and int(hunk.get("old_lines") or 0) == 0:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"
                 best.setdefault(change.sha, []).append(change)
@@ -1011,6 +1048,12 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     for hunks in best.values():
         hunks.sort(key=lambda c: -c.score)
         top = hunks[0]
+        if top.sha in blame_seen:
+            # Blame names the commit, not which of its hunks: it counts once the commit's
+            # best hunk is chosen.
+            top.blamed = True
+            top.score += 3
+            top.reasons.append("blame of the crash line names this commit")
         producer = next((h for h in hunks[1:] if h.producer and h.path != top.path), None)
         if (
             producer is not None
@@ -1191,6 +1234,13 @@ def score_hunk(
     if calls_into:
         score += 4
         reasons.append(f"changes {', '.join(sorted(called))}, which the failing code calls")
+    returned_null = defined & sig.null_from
+    if returned_null:
+        # The exception names the call whose result was null: what that call returns is
+        # where the null comes from, not the line that used it.
+        score += 3
+        calls_into = True
+        reasons.append(f"changes {min(returned_null)}(), whose result the exception says was null")
     beneath = (defined & sig.beneath) - called
     if beneath and not calls_into:
         # The hidden cause failed somewhere below the guarded call: a function that call

@@ -1440,7 +1440,10 @@ def score_hunk(
         if named_at and added
         else None
     )
-    if in_crash_file and introduced:
+    moved = bound_line(added, removed, crash_code, crash.line) if in_crash_file else None
+    if in_crash_file and introduced and moved is not None:
+        line, text = moved  # the crash line only reflowed: what it indexes with changed
+    elif in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif renamed_wire is not None:
         line, text = renamed_wire[0].line, renamed_wire[0].text
@@ -1473,7 +1476,7 @@ def score_hunk(
         text=text,
         score=score,
         newest_for_path=newest,
-        on_crash_line=bool(in_crash_file and introduced),
+        on_crash_line=bool(in_crash_file and introduced) and moved is None,
         reasons=reasons,
         fits=bool(fit),
         producer=not in_crash_file
@@ -1645,6 +1648,35 @@ def calls_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:
 def meaningful(added: list[tuple[int, str]]) -> list[tuple[int, str]]:
     lines = [(n, t) for n, t in added if t.strip() and t.strip() not in "{}()[];"]
     return [(n, t) for n, t in lines if not DECLARATION.match(t)] or lines
+
+
+def bound_line(
+    added: list[tuple[int, str]], removed: list[str], crash_code: str, crash_line: int
+) -> tuple[int, str] | None:
+    """When a hunk rewrote the crash line but its indexing (`ids[start:end]`) was there
+    before, the line that now computes what it indexes with, if its bound changed
+    (`end := min(start+size, len(ids))` → `end := start + size`)."""
+    spots = positions(code_of(crash_code))
+    if not spots or not set(spots) <= set(positions(" ".join(removed))):
+        return None
+    names = {n.lower() for spot in spots for n in re.findall(r"[A-Za-z_]\w*", spot)}
+    old: dict[str, str] = {}
+    for t in removed:
+        m = _ASSIGNED.match(code_of(t))
+        if m:
+            old[m.group(1).lower()] = m.group(2)
+    for n, t in sorted(added, key=lambda item: -item[0]):
+        m = _ASSIGNED.match(code_of(t))
+        if not (m and n < crash_line and m.group(1).lower() in names):
+            continue
+        was = old.get(m.group(1).lower())
+        if was is not None and (
+            _BOUND.findall(was) != _BOUND.findall(m.group(2))
+            or re.findall(r"\b(?:min|max|len|count|size)\b", was)
+            != re.findall(r"\b(?:min|max|len|count|size)\b", m.group(2))
+        ):
+            return n, t.strip()
+    return None
 
 
 def suspect_line(

@@ -75,3 +75,30 @@ def test_the_builder_the_exception_points_at_beats_the_new_line_that_used_its_nu
     assert (top.path, top.line) == ("src/main/java/clinic/Reminder.java", 58), top.reasons
     assert any("whose result the exception says was null" in r for r in top.reasons)
     assert top.blamed  # blame names the commit, whichever of its hunks is chosen
+
+
+def test_a_reflowed_crash_line_points_at_the_line_whose_bound_changed():
+    from agent.models.changes import bound_line
+
+    # Go: the loop rewritten; `ids[start:end]` only moved into a struct literal.
+    removed = [
+        "\tfor start := 0; start < len(ids); start += batchSize {",
+        "\t\tend := min(start+batchSize, len(ids))",
+        "\t\tout = append(out, Batch{First: ids[start], IDs: ids[start:end]})",
+    ]
+    added = [
+        (15, "\tfor i := 0; i < n; i++ {"),
+        (16, "\t\tstart := i * size"),
+        (17, "\t\tend := start + size"),
+        (18, "\t\tout = append(out, Batch{"),
+        (20, "\t\t\tIDs:    ids[start:end],"),
+    ]
+    assert bound_line(added, removed, "\t\t\tIDs:    ids[start:end],", 20) == (
+        17,
+        "end := start + size",
+    )
+    # Python: the index itself is new on the crash line, so the crash line is the change.
+    assert (
+        bound_line([(9, "    last = rows[n]")], ["    last = rows[-1]"], "last = rows[n]", 9)
+        is None
+    )

@@ -507,6 +507,26 @@ _HANDLER = re.compile(r"^\s*(\}\s*)?(except|catch|rescue)\b|\bcatch\s*\(|^\s*res
 _TRY = re.compile(r"^\s*(try|begin)\b")
 
 
+_METHOD_RESCUE = re.compile(r"^\s*rescue\b")
+_CLOSING = ("", "{", "}", "end", "});", "})", ");", ")")
+_CAUGHT = re.compile(r"^\s*(?:\}\s*)?(?:except|catch|rescue)\b\s*\(?([^{=]*)")
+
+
+def caught_kinds(crash: Crash) -> set[str]:
+    """The kinds of exception the handler around a re-raise catches (`rescue KeyError,
+    Faraday::TimeoutError => e`, `except (KeyError, IndexError)`): when the cause is
+    dropped, the one that failed was one of them."""
+    lines = crash.source
+    if not lines or not 0 < crash.line <= len(lines):
+        return set()
+    i = crash.line - 1
+    for j in range(i, max(-1, i - 12), -1):
+        m = _CAUGHT.match(lines[j])
+        if m:
+            return exception_kinds(m.group(1), "")
+    return set()
+
+
 def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     """The code that failed and the lines around it: for a re-raise (`raise … from None`,
     a throw in a catch block, a panic on a checked error) the statements of the guarded
@@ -527,9 +547,12 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     start = next(
         (j for j in range(handler - 1, max(-1, handler - 40), -1) if _TRY.match(lines[j])), None
     )
+    if start is None and _METHOD_RESCUE.match(lines[handler]):
+        # Ruby's `rescue` at a method's own level guards the whole method body.
+        start = function_start(lines, handler + 1)
     if start is None:
         return crash.code, crash.nearby, True
-    body = [t for t in lines[start + 1 : handler] if code_of(t).strip() not in ("", "{", "}")]
+    body = [t for t in lines[start + 1 : handler] if code_of(t).strip() not in _CLOSING]
     if not body:
         return crash.code, crash.nearby, True
     return body[-1], body, True
@@ -931,7 +954,7 @@ class Signals:
             literals=literals,
             stack_by_path=stack,
             path_names=path_names,
-            kinds=crash.kinds,
+            kinds=crash.kinds | (caught_kinds(crash) if rethrow else set()),
             function_lines=(start, crash.line),
             function_end=function_end(crash.source, crash.line),
             imports=imported(crash.source),

@@ -107,3 +107,31 @@ def test_the_change_under_the_guarded_call_that_fits_the_message_wins(lang):
     # With the cause's own frames in hand (no re-raise) nothing here reaches the helper.
     plain = Crash(**{**crash.__dict__, "code": source[2].strip(), "line": 3, "source": source})
     assert not any("guarded call reaches" in r for c in rank(plain, history) for r in c.reasons)
+
+
+def test_a_method_level_rescue_guards_the_whole_method_and_says_what_it_caught():
+    from agent.models.changes import caught_kinds, failing_lines
+
+    source = [
+        "  def options",
+        "    Rails.cache.fetch(key) do",
+        "      response = @client.quote(to: @cart.zip)",
+        "      CarrierQuote.from_response(response)",
+        "    end",
+        "  rescue CarrierClient::Error, KeyError => e",
+        '    raise Unavailable, "no quote for cart #{@cart.id}", cause: nil',
+        "  end",
+    ]
+    crash = Crash(
+        path="app/services/shipping_quotes.rb",
+        line=7,
+        function="options",
+        exc_type="ShippingQuotes::Unavailable",
+        exc_value="no quote for cart 12",
+        code=source[6].strip(),
+        nearby=source[3:7],
+        source=source,
+    )
+    code, _, rethrow = failing_lines(crash)
+    assert rethrow and code.strip() == "CarrierQuote.from_response(response)"
+    assert "key" in caught_kinds(crash)

@@ -40,8 +40,6 @@ def orders_finish(folder: Path, **changes: Any) -> dict[str, Any]:
 NOT_YET_FOUND = frozenset(
     {
         "go-worker-json-tag-renamed",
-        "java-jackson-library-called-by-framework",
-        "kotlin-coroutine-filter-in-repository",
         "typescript-bff-currency-symbol",
     }
 )

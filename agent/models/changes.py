@@ -773,6 +773,9 @@ def prose(line: str) -> bool:
         return True
     if re.search(r"[=(){}\[\];]|->|=>|::|\$\w|\w\.\w+\(", t):
         return False
+    # `return region or "US"`: a statement, not a sentence (no capital, no full stop).
+    if re.match(r"^(return|raise|throw|yield)\s+[\w\"'`]", t) and not t.endswith("."):
+        return False
     words = t.split()
     return len(words) >= 2 and sum(w.isalpha() for w in words) >= len(words) * 0.6
 
@@ -1256,7 +1259,7 @@ def score_hunk(
     fit = fit or (value_fit if rewritten else None)
     made = returned_value(sig, path, hunk)
     if made is not None:
-        score += 5 if made[0].depth < 2 else 4
+        score += 5
         reasons.append(f"changes {made[0].name}, which returns the failing value")
         fit = fit or made[1]
     if fit:
@@ -1564,6 +1567,7 @@ class Callee:
     owners: set[str]  # what its file is named after (receiver, its type, the import); empty: any
     feeds: set[str]  # the names the failing value is made of through this call
     depth: int  # 0: the failing statement calls it, 1: a binding it uses does, 2: inside one
+    reads: set[str] = field(default_factory=set)  # the fields read off its result
 
 
 # An exception about a collection with nothing in it (`first()` of an empty list).
@@ -1625,6 +1629,24 @@ def import_of(source: list[str], name: str) -> set[str]:
     return out
 
 
+_READ_OFF = re.compile(
+    r"""\s*(?:(?:\?\.|\.|->)\s*([A-Za-z_]\w*)(?!\s*\()|\[\s*["']([\w.\-]+)["']\s*\])"""
+)
+
+
+def read_off(text: str, open_at: int) -> set[str]:
+    """The field read off the result of the call whose `(` is at `open_at`:
+    `customerRef(id).customer_id` → customer_id, `row(x)["sku"]` → sku."""
+    depth, i = 0, open_at
+    while i < len(text):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    m = _READ_OFF.match(text, i)
+    return {(m.group(1) or m.group(2)).lower()} if m else set()
+
+
 def calls_with_owners(
     text: str, source: list[str], skip: set[str]
 ) -> list[tuple[str, set[str], str]]:
@@ -1649,6 +1671,14 @@ def calls_with_owners(
     return out
 
 
+def reads_of(text: str, name: str) -> set[str]:
+    """The fields read off the results of the calls to `name` in the text."""
+    out: set[str] = set()
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}\s*\(", text, re.IGNORECASE):
+        out |= read_off(text, m.end() - 1)
+    return out - NOISE
+
+
 def value_callees(crash: Crash, code: str) -> dict[str, Callee]:
     """The functions the failing statement calls, and those called in the bindings of the
     variables it uses (two steps back in the crashing function, as the data path walks)."""
@@ -1671,7 +1701,7 @@ def value_callees(crash: Crash, code: str) -> dict[str, Callee]:
         for name, owners, args in calls_with_owners(text, src, skip):
             fed = feeds | {n for n in names_of(args) if useful(n)}
             if name not in found:
-                found[name] = Callee(name, owners, fed, depth)
+                found[name] = Callee(name, owners, fed, depth, reads_of(text, name))
             names.add(name)
         return names
 
@@ -1780,7 +1810,8 @@ def deeper_callees(sig: Signals, commits: list[dict[str, Any]]) -> None:
             for hunk in f.get("hunks") or []:
                 body = " ".join(code_of(t) for _, t, _ in enclosed(hunk, callee.name))
                 for name, owners, _ in calls_with_owners(body, [], {callee.name}):
-                    sig.callees.setdefault(name, Callee(name, owners, set(callee.feeds), 2))
+                    made = Callee(name, owners, set(callee.feeds), 2, reads_of(body, name))
+                    sig.callees.setdefault(name, made)
 
 
 def emptied(removed: list[str], added: list[str]) -> bool:
@@ -1803,6 +1834,10 @@ def literals(lines: list[str]) -> list[str]:
     """The string literals the lines hand to calls: not the keys of a map (`"value": v`,
     `"id" to x`) nor those it reads by (`rec["id"]`)."""
     return _strings(_KEY_STRING.sub(" ", " ".join(lines)))
+
+
+# A default for a missing value: `region or "US"`, `x ?: d`, `x ?? d`, `x || d`.
+_DEFAULT = re.compile(r"\bor\b|\?:|\?\?|\|\||\borElse\w*|getOrDefault|\bfetch\(")
 
 
 def unrenamed(added: list[str], removed: list[str]) -> tuple[list[str], list[str]]:
@@ -1833,7 +1868,15 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
         # A key it no longer writes matters only when the failing code reads it; a value
         # "missing" or "required" is one it may now return empty, as for a null.
         kinds = sig.kinds - {"key"} | ({"null"} if "key" in sig.kinds else set())
-        why = fits_kind(kinds, removed, added)
+        why = fits_kind(
+            kinds, removed, added, read=frozenset(callee.reads), uses=frozenset(callee.reads)
+        )
+        if (
+            why is None
+            and "null" in kinds
+            and _DEFAULT.findall(" ".join(removed)) > _DEFAULT.findall(" ".join(added))
+        ):
+            why = "drops the default of what it returns, so it can now return a null"
         dropped = keys_written(" ".join(removed)) - keys_written(" ".join(added))
         if why is None and "key" in sig.kinds and dropped & sig.nearby_keys:
             why = "renames or drops a key the failing code reads, so it is now missing"

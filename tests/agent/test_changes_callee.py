@@ -319,6 +319,78 @@ class Router(private val codes: RegionCodes) {
     ),
     "callee": "regionkey",
 }
+# The default dropped from what a helper returns (`region or "US"` → `region`), and a field
+# renamed in the object a helper returns, read off the call on the crash line.
+PYTHON_NULL = {
+    "path": "claims/calculations.py",
+    "source": """from claims.helpers import resolve_region
+
+
+def region_key(rec):
+    label = rec["label"].strip()
+    region = rec.get("region")
+    key = resolve_region(region).upper()
+    return {"key": key, "label": label}
+""",
+    "line": 7,
+    "function": "region_key",
+    "exc": ("AttributeError", "'NoneType' object has no attribute 'upper'"),
+    "near": (
+        "claims/calculations.py",
+        hunk(
+            "def region_key(rec):",
+            5,
+            [(6, '    region = rec.get("region")')],
+            [(5, '    label = rec["label"].strip()')],
+            [(5, '    label = rec["label"]')],
+        ),
+    ),
+    "fault": (
+        "claims/helpers.py",
+        hunk(
+            "",
+            10,
+            [(10, "def resolve_region(region):"), (11, '    """The routing region."""')],
+            [(12, "    return region")],
+            [(12, '    return region or "US"')],
+        ),
+    ),
+    "callee": "resolve_region",
+}
+NODE_FIELD = {
+    "path": "src/payments/calculations.js",
+    "source": """const { customerRef } = require("./helpers");
+
+function payoutCustomer(rec) {
+  const note = (rec.note || "").trim();
+  const customer = customerRef(rec.customerId).customer_id.trim();
+  return { customer, note };
+}""",
+    "line": 5,
+    "function": "payoutCustomer",
+    "exc": ("TypeError", "Cannot read properties of undefined (reading 'trim')"),
+    "near": (
+        "src/payments/calculations.js",
+        hunk(
+            "function payoutCustomer(rec) {",
+            4,
+            [],
+            [(4, '  const note = (rec.note || "").trim();')],
+            [(4, "  const note = rec.note;")],
+        ),
+    ),
+    "fault": (
+        "src/payments/helpers.js",
+        hunk(
+            "",
+            7,
+            [(7, "function customerRef(customerId) {"), (9, "}")],
+            [(8, '  return { customerId: customerId, source: "api" };')],
+            [(8, '  return { customer_id: customerId, source: "api" };')],
+        ),
+    ),
+    "callee": "customerref",
+}
 CASES = {
     "java-parse": JAVA_PARSE,
     "python-parse": PYTHON_PARSE,
@@ -326,6 +398,8 @@ CASES = {
     "python-empty": PYTHON_EMPTY,
     "java-null": JAVA_NULL,
     "kotlin-null": KOTLIN_NULL,
+    "python-null": PYTHON_NULL,
+    "node-field": NODE_FIELD,
 }
 
 

@@ -29,7 +29,7 @@ NULLISH = re.compile(
     re.IGNORECASE,
 )
 GUARD = re.compile(
-    r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\|\||\.get\(|getOrDefault|"
+    r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\?:|\|\||\.get\(|getOrDefault|"
     r"\bdefault\b|Optional|\bif\b|\bok\b|len\(|\btry\b|\bexcept\b|\bcatch\b|\brescue\b|"
     r"fallback|orElse|isset|empty\(",
 )
@@ -260,6 +260,7 @@ class Change:
     blamed: bool = False  # blame of the crash line names this commit
     renamed: bool = False  # it only renamed a variable on the crash line
     passes: bool = False  # it rewrote the crash line but hands the failing call the same values
+    returns: str = ""  # the function returning the failing value whose body it changes
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -872,6 +873,9 @@ def prose(line: str) -> bool:
         return False
     if re.search(r'`\w+:"', t):
         return False  # a Go struct field with its tag: `OrderID string `json:"order_id"``
+    # `return region or "US"`: a statement, not a sentence (no capital, no full stop).
+    if re.match(r"^(return|raise|throw|yield)\s+[\w\"'`]", t) and not t.endswith("."):
+        return False
     words = t.split()
     return len(words) >= 2 and sum(w.isalpha() for w in words) >= len(words) * 0.6
 
@@ -905,6 +909,7 @@ class Signals:
     types: set[str] = field(default_factory=set)  # the types the failing function and caller name
     # The call the exception says returned the null (Java's helpful NullPointerException).
     null_from: set[str] = field(default_factory=set)
+    callees: dict[str, Callee] = field(default_factory=dict)  # they make the failing value
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -973,6 +978,7 @@ class Signals:
                 for n in [n.rsplit(".", 1)[-1]]
             },
             types=wire.types_named(failing_function(crash)),
+            callees=value_callees(crash, code),
         )
 
 
@@ -1011,6 +1017,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     sig = Signals.of(crash)
     if sig.rethrow:
         sig.beneath = calls_beneath(commits, sig.nearby_names)
+    deeper_callees(sig, commits)
     seen_paths: set[str] = set()
     later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
     best: dict[str, list[Change]] = {}
@@ -1088,7 +1095,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             producer.score = top.score + 1
             top = producer
         out.append(top)
-    out.sort(key=lambda c: -c.score)
+    out = off_value_path(sig, sorted(out, key=lambda c: -c.score))
     # A candidate needs a reason of its own: recency and shared words alone (a commit of
     # the day that touched the crash file elsewhere) explain nothing.
     return [c for c in out if c.score >= 3 and c.reasons]
@@ -1425,6 +1432,11 @@ def score_hunk(
         else None
     )
     fit = fit or (value_fit if rewritten else None)
+    made = returned_value(sig, path, hunk)
+    if made is not None:
+        score += 5
+        reasons.append(f"changes {made[0].name}, which returns the failing value")
+        fit = fit or made[1]
     if passes:
         fit = None  # what the failing call receives is as before
     # A field's wire name changed in the declaration of a type the failing code names, and
@@ -1502,10 +1514,14 @@ def score_hunk(
         on_crash_line=bool(in_crash_file and introduced) and moved is None,
         reasons=reasons,
         fits=bool(fit),
-        producer=not in_crash_file
-        and bool(shaped or produces_null or on_path or key_line or renamed_wire),
+        producer=(
+            not in_crash_file
+            and bool(shaped or produces_null or on_path or key_line or renamed_wire)
+        )
+        or made is not None,
         renamed=renamed,
         passes=bool(passes),
+        returns=made[0].name if made is not None else "",
     )
 
 
@@ -1791,3 +1807,370 @@ def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     # `settings`) is no origin.
     made = [c for c in found if not c.on_crash_line and (c.fits or c.path == crash.path)]
     return made[0] if made else found[0] if found else None
+
+
+# -- functions that return the failing value ----------------------------------------------
+#
+# The failing value is often made by a function of the repository that the failing code
+# calls: on the crash line (`new BigDecimal(MoneyFormat.normalize(text))`) or in the binding
+# of a variable the crash line uses (`val candidates = catalog.available(category)` above
+# `candidates.first()`). That function's body is off the stack; a change there that fits
+# the exception explains the failure better than a change beside the crash that makes
+# nothing the value is made of.
+
+
+@dataclass
+class Callee:
+    """A function whose result is the failing value or feeds it."""
+
+    name: str  # lower case
+    owners: set[str]  # what its file is named after (receiver, its type, the import); empty: any
+    feeds: set[str]  # the names the failing value is made of through this call
+    depth: int  # 0: the failing statement calls it, 1: a binding it uses does, 2: inside one
+    reads: set[str] = field(default_factory=set)  # the fields read off its result
+
+
+# An exception about a collection with nothing in it (`first()` of an empty list).
+EMPTY = re.compile(
+    r"(?i)\bempty\b|no elements?\b|nosuchelement|no such element|contains no|stopiteration|"
+    r"no value present|reduce of empty"
+)
+_CALL = re.compile(r"(?:(\)|\]|[A-Za-z_$@][\w$]*)\s*(\?\.|\.|::|->)\s*)?([A-Za-z_$][\w$]*)\s*\(")
+_SELF = {"this", "self", "$this", "@", "static", "super", "it"}
+_CONTINUES = (".", "?.", ")", "]", "&&", "||", "?:", "+", "|>", "->")
+_CONTINUED = ("(", ",", "=", ".", "+", "&&", "||", "?", "->", "=>", "\\")
+
+
+def normal(name: str) -> str:
+    """`order_helpers`, `refund.helpers`, `OrderHelpers` → orderhelpers."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def statement_at(source: list[str], index: int) -> tuple[int, str]:
+    """The statement holding line `index` (0-based) with the lines above it that it continues
+    (`.first()` under `return candidates`): its first line's index and its text."""
+    first = index
+    while first > 0 and index - first < 8:
+        cur, prev = code_of(source[first]).strip(), code_of(source[first - 1]).strip()
+        if not prev or not (cur.startswith(_CONTINUES) or prev.endswith(_CONTINUED)):
+            break
+        first -= 1
+    return first, " ".join(code_of(t).strip() for t in source[first : index + 1])
+
+
+def receiver_types(source: list[str], receiver: str) -> set[str]:
+    """The type a receiver is declared or built with in the file (`private val catalog:
+    CatalogRepository`, `private final Repo repo`, `self.repo = Repo(...)`)."""
+    r = re.escape(receiver.lstrip("$@"))
+    patterns = (
+        rf"\b{r}\s*:\s*\??([A-Z]\w*)",
+        rf"\b([A-Z]\w*)(?:<[^>]*>)?\??\s+\$?{r}\b",
+        rf"\b{r}\s*:?=\s*(?:new\s+|&)?([A-Z]\w*)\s*[({{]",
+        rf"^\s*{r}\s+\*?([A-Z]\w*)\b",
+    )
+    text = "\n".join(source[:400])
+    return {m.lower() for p in patterns for m in re.findall(p, text, re.MULTILINE)}
+
+
+def import_of(source: list[str], name: str) -> set[str]:
+    """The module an import line brings `name` from (`import { netAmount } from "./helpers"`,
+    `from .pricing import unit_price`, `import static a.b.MoneyFormat.normalize`)."""
+    out = set()
+    for line in source[:200]:
+        m = _IMPORT.match(line)
+        if not m or not re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", line, re.I):
+            continue
+        spec = next(g for g in m.groups() if g)
+        pieces = [p for p in re.split(r"[/.\\]", spec.rstrip("/")) if p and p != "*"]
+        if pieces and pieces[-1].lower() == name.lower():
+            pieces = pieces[:-1]  # a static import names the function after its class
+        if pieces:
+            out.add(normal(pieces[-1]))
+    return out
+
+
+_READ_OFF = re.compile(
+    r"""\s*(?:(?:\?\.|\.|->)\s*([A-Za-z_]\w*)(?!\s*\()|\[\s*["']([\w.\-]+)["']\s*\])"""
+)
+
+
+def read_off(text: str, open_at: int) -> set[str]:
+    """The field read off the result of the call whose `(` is at `open_at`:
+    `customerRef(id).customer_id` → customer_id, `row(x)["sku"]` → sku."""
+    depth, i = 0, open_at
+    while i < len(text):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    m = _READ_OFF.match(text, i)
+    return {(m.group(1) or m.group(2)).lower()} if m else set()
+
+
+def calls_with_owners(
+    text: str, source: list[str], skip: set[str]
+) -> list[tuple[str, set[str], str]]:
+    """The calls of a statement: (name, owners, arguments), owners being what the defining
+    file is named after as far as the call and the file tell (empty when they do not)."""
+    out = []
+    for m in _CALL.finditer(text):
+        receiver, name = m.group(1), m.group(3)
+        low = name.lower()
+        if low in skip or low in NOISE or not useful(low):
+            continue
+        args = call_arguments(text[m.start(3) :], name) or ""
+        if receiver in (")", "]"):
+            owners: set[str] = set()  # a chained call: its receiver's type is not written
+        elif receiver and receiver.lower() in _SELF:
+            owners = {"<self>"}
+        elif receiver:
+            owners = {normal(receiver)} | receiver_types(source, receiver)
+        else:
+            owners = import_of(source, name)
+        out.append((low, owners, args))
+    return out
+
+
+def reads_of(text: str, name: str) -> set[str]:
+    """The fields read off the results of the calls to `name` in the text."""
+    out: set[str] = set()
+    for m in re.finditer(rf"(?<![\w$]){re.escape(name)}\s*\(", text, re.IGNORECASE):
+        out |= read_off(text, m.end() - 1)
+    return out - NOISE
+
+
+def value_callees(crash: Crash, code: str) -> dict[str, Callee]:
+    """The functions the failing statement calls, and those called in the bindings of the
+    variables it uses (two steps back in the crashing function, as the data path walks)."""
+    src = crash.source
+    if not src or not 0 < crash.line <= len(src):
+        return {}
+    index = crash.line - 1
+    wanted = squash(code_of(code))
+    for j in range(index, max(-1, index - 40), -1):  # a re-raise: the guarded statement
+        if squash(code_of(src[j])) == wanted:
+            index = j
+            break
+    start, statement = statement_at(src, index)
+    top = function_start(src, crash.line)
+    skip = {last_segment(crash.function).lower()}
+    found: dict[str, Callee] = {}
+
+    def add(text: str, depth: int, feeds: set[str]) -> set[str]:
+        names = set()
+        for name, owners, args in calls_with_owners(text, src, skip):
+            fed = feeds | {n for n in names_of(args) if useful(n)}
+            if name not in found:
+                found[name] = Callee(name, owners, fed, depth, reads_of(text, name))
+            names.add(name)
+        return names
+
+    called = add(statement, 0, set())
+    variables = {n for n in names_of(statement) if useful(n)} - called
+    body = src[top + 1 : start] if top < start else src[max(0, start - 12) : start]
+    bound_from: dict[str, set[str]] = {}
+    for _ in range(2):
+        more: set[str] = set()
+        for text in reversed(body):
+            bound = bindings(code_of(text))
+            if not bound or not bound[0] & variables:
+                continue
+            made = add(bound[1], 1, set(bound[0]) | names_of(bound[1]))
+            more |= {n for n in names_of(bound[1]) if useful(n)} - made
+            for n in bound[0]:
+                bound_from.setdefault(n, names_of(bound[1]))
+        variables = more
+    for c in found.values():
+        # What the arguments were bound from feeds the value too (`text` ← `node.get(..)`).
+        for _ in range(2):
+            c.feeds |= set().union(*(bound_from.get(n, set()) for n in c.feeds), set())
+        c.feeds = {n for n in c.feeds if n not in NOISE}
+    return found
+
+
+# A statement that `definitions` would take for a header: a call with a trailing lambda
+# (`cache.getOrPut(key) {`, `val k = requireNotNull(x) {`), a chained call, a control
+# statement.
+_STATEMENT = re.compile(
+    r"^\s*(?:return\b|if\b|else\b|for\b|while\b|when\b|switch\b|\.|\?\.|\}|"
+    r"[\w$\[\]]+\s*(?:\?\.|\.|->|::|=(?!=)))"
+)
+
+
+def header_names(text: str) -> set[str]:
+    """The functions a line defines, if it is a definition and not a statement."""
+    return set() if _STATEMENT.match(text) or _ASSIGNED.match(text) else definitions(text)
+
+
+def changed_in(hunk: dict[str, Any], name: str) -> tuple[list[str], list[str]]:
+    """The code the hunk adds and removes inside the function `name` (found by its definition
+    in the hunk or in the hunk's header)."""
+    inside = name in header_names(str(hunk.get("function") or ""))
+    places = removed_places(hunk)
+    gone = sorted((places.get(int(n), 0.0), str(t)) for n, t in hunk.get("removed") or [])
+    added: list[str] = []
+    removed: list[str] = []
+
+    def take(upto: float) -> None:
+        while gone and gone[0][0] < upto:
+            _, text = gone.pop(0)
+            if inside and code_of(text).strip():
+                removed.append(code_of(text))
+
+    for n, text, new in new_side(hunk):
+        take(n)
+        found = header_names(text)
+        if found:
+            inside = name in found
+        elif text.strip() and not text[:1].isspace():
+            inside = False  # a top-level line: outside any function
+        elif inside and new and code_of(text).strip():
+            added.append(code_of(text))
+    take(float("inf"))
+    return added, removed
+
+
+def enclosed(hunk: dict[str, Any], name: str) -> list[tuple[int, str, bool]]:
+    """The hunk's new-side lines inside the function `name`: (line, text, added?)."""
+    inside = name in header_names(str(hunk.get("function") or ""))
+    out = []
+    for n, text, new in new_side(hunk):
+        found = header_names(text)
+        if found:
+            inside = name in found
+        elif text.strip() and not text[:1].isspace():
+            inside = False
+        elif inside:
+            out.append((n, text, new))
+    return out
+
+
+def owned(callee: Callee, path: str, crash_path: str) -> bool:
+    """The file can define the callee: it is named after the receiver, its type or the module
+    it is imported from; any file when the call does not tell."""
+    if not callee.owners:
+        return len(callee.name) >= 4  # by name alone: not a short, generic one
+    if callee.owners == {"<self>"}:
+        return path == crash_path
+    names = {normal(n) for n in module_names(path)}
+    return bool(names & callee.owners) or any(
+        len(o) >= 4 and any(o in n for n in names) for o in callee.owners
+    )
+
+
+def deeper_callees(sig: Signals, commits: list[dict[str, Any]]) -> None:
+    """Add the functions called inside the value's callees, as far as the history's hunks
+    show their bodies (a re-raise that dropped its cause shows no frame of them)."""
+    outer = [c for c in sig.callees.values() if c.depth < 2]
+    files = [f for commit in commits for f in commit.get("files") or []]
+    for callee in outer:
+        for f in files:
+            if not owned(callee, f.get("path") or "", sig.crash.path):
+                continue
+            for hunk in f.get("hunks") or []:
+                body = " ".join(code_of(t) for _, t, _ in enclosed(hunk, callee.name))
+                for name, owners, _ in calls_with_owners(body, [], {callee.name}):
+                    made = Callee(name, owners, set(callee.feeds), 2, reads_of(body, name))
+                    sig.callees.setdefault(name, made)
+
+
+def emptied(removed: list[str], added: list[str]) -> bool:
+    """A filter or a condition of the result changed: what it keeps can now be nothing."""
+    before, after = " ".join(removed), " ".join(added)
+    if not (_FILTER.search(before) or _FILTER.search(after)):
+        return False
+    return (
+        _FILTER.findall(before) != _FILTER.findall(after)
+        or comparisons(before) != comparisons(after)
+        or _strings(before) != _strings(after)
+        or re.findall(r"\b\d+\b", before) != re.findall(r"\b\d+\b", after)
+    )
+
+
+_KEY_STRING = re.compile(r"""(["'`])[^"'`]*\1\s*(?::(?!:)|=>|\bto\b)|\[\s*(["'`])[^"'`]*\2\s*\]""")
+
+
+def literals(lines: list[str]) -> list[str]:
+    """The string literals the lines hand to calls: not the keys of a map (`"value": v`,
+    `"id" to x`) nor those it reads by (`rec["id"]`)."""
+    return _strings(_KEY_STRING.sub(" ", " ".join(lines)))
+
+
+# A default for a missing value: `region or "US"`, `x ?: d`, `x ?? d`, `x || d`.
+_DEFAULT = re.compile(r"\bor\b|\?:|\?\?|\|\||\borElse\w*|getOrDefault|\bfetch\(")
+
+
+def unrenamed(added: list[str], removed: list[str]) -> tuple[list[str], list[str]]:
+    """The lines without those that only gave a variable another name."""
+    added, removed = list(added), list(removed)
+    for t in list(added):
+        twin = next((r for r in removed if same_but_names(r, t)), None)
+        if twin is not None:
+            added.remove(t)
+            removed.remove(twin)
+    return added, removed
+
+
+def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Callee, str] | None:
+    """The callee of the failing value whose body this hunk changes in a way that raises the
+    exception, with why: a parse or format changed for a parse error, a filter for an empty
+    collection, a null now returned, a bound for an index error."""
+    for callee in sorted(sig.callees.values(), key=lambda c: c.depth):
+        if not owned(callee, path, sig.crash.path):
+            continue
+        added, removed = changed_in(hunk, callee.name)
+        added, removed = unrenamed(
+            [t for t in added if not read_only(t, set())],
+            [t for t in removed if not read_only(t, set())],
+        )
+        if not added and not removed:
+            continue
+        # A key it no longer writes matters only when the failing code reads it; a value
+        # "missing" or "required" is one it may now return empty, as for a null.
+        kinds = sig.kinds - {"key"} | ({"null"} if "key" in sig.kinds else set())
+        why = fits_kind(
+            kinds, removed, added, read=frozenset(callee.reads), uses=frozenset(callee.reads)
+        )
+        if (
+            why is None
+            and "null" in kinds
+            and _DEFAULT.findall(" ".join(removed)) > _DEFAULT.findall(" ".join(added))
+        ):
+            why = "drops the default of what it returns, so it can now return a null"
+        dropped = keys_written(" ".join(removed)) - keys_written(" ".join(added))
+        if why is None and "key" in sig.kinds and dropped & sig.nearby_keys:
+            why = "renames or drops a key the failing code reads, so it is now missing"
+        exc = f"{sig.crash.exc_type} {sig.crash.exc_value}"
+        if why is None and EMPTY.search(exc) and emptied(removed, added):
+            why = "changes a filter or a condition, so what it returns can now be empty"
+        # What it returns is the text that fails to parse: other characters replaced or kept,
+        # another pattern or layout, change what the parser gets.
+        if why is None and "format" in sig.kinds and literals(removed) != literals(added):
+            why = "changes the characters or the pattern of the text it returns"
+        if why is not None:
+            return callee, why
+    return None
+
+
+def bound_names(line: str) -> set[str]:
+    found = bindings(code_of(line))
+    return found[0] if found else set()
+
+
+def off_value_path(sig: Signals, ranked: list[Change]) -> list[Change]:
+    """A change beside the crash that makes nothing the failing value is made of (a log line,
+    another argument of the call) gives way to a change, of the exception's kind, in the
+    function that returns that value: being close to the crash is all it has."""
+    winner = next((c for c in ranked if c.returns), None)
+    if winner is None:
+        return ranked
+    feeds = sig.callees[winner.returns].feeds | {winner.returns}
+    for c in ranked:
+        if c.path != sig.crash.path or c.fits or c.on_crash_line or c.blamed or c.returns:
+            continue
+        bound = set().union(*(bound_names(str(t)) for _, t in c.hunk.get("added") or []), set())
+        # A function the failing statement calls is not beside the value: it is in it.
+        if not bound & feeds and not defined_names(c.hunk) & set(sig.callees):
+            c.score -= 4
+            c.reasons.append("makes nothing the failing value is made of")
+    return sorted(ranked, key=lambda c: -c.score)

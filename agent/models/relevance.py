@@ -422,13 +422,25 @@ def rank(
                 total -= 0.5
         if began and first_seen and began[0] - timedelta(hours=1) <= first_seen <= began[1]:
             total += 1.5  # it began when the operator says the trouble began
-        level = str(issue.get("level") or "error")
+        level = str(issue.get("level") or level_of_title(str(issue.get("title") or "")))
         total += SEVERITY.get(level, -0.5)
         if failure and level in MINOR:
             total -= 0.75 * lexical + 1.0  # its words describe something else than a failure
         scored.append((lexical, total, issue))
     scored.sort(key=lambda s: (s[1], str(s[2].get("lastSeen") or "")), reverse=True)
     return scored
+
+
+# Sentry titles an exception's issue "Type: message", a type being one word (`KeyError`,
+# `*errors.errorString`, `Shipping::Unavailable`); a captured message is titled by its text.
+EXCEPTION_TITLE = re.compile(r"^[^\s:]+(?:::[^\s:]+)*:\s")
+
+
+def level_of_title(title: str) -> str:
+    """The level of an issue listed without one (the Sentry MCP server's list shows none):
+    an exception's or a message that speaks of failing is an error, another message is
+    taken for an info message (a slow request, a retry notice)."""
+    return "error" if EXCEPTION_TITLE.match(title) or FAILURE.search(title) else "info"
 
 
 def parse_time(value: Any) -> datetime | None:

@@ -80,3 +80,24 @@ def test_a_question_about_a_failure_is_not_about_a_warning_that_shares_its_words
     ):
         assert rank(question, [slow, crash], SINCE, ASKED)[0][2]["id"] == "E"
     assert rank("why is the invoice export slow?", [slow, crash], SINCE, ASKED)[0][2]["id"] == "W"
+
+
+def test_an_issue_listed_without_a_level_is_judged_by_its_title():
+    from agent.models.relevance import level_of_title
+
+    for title in (
+        "runtime.Error: runtime error: invalid memory address or nil pointer dereference",
+        "*errors.errorString: nats: timeout",
+        "ShippingQuotes::Unavailable: no shipping quote for cart 771203",
+        "NoSuchElementException: List is empty.",
+        "Payment failed for order 12",  # a message that speaks of failing
+    ):
+        assert level_of_title(title) == "error", title
+    for title in ("Slow message on stock.reserved: 1.2s", "Retrying export batch 3"):
+        assert level_of_title(title) == "info", title
+    issues = [
+        {"id": "1", "title": "Slow message on stock.reserved: 1.2s", "count": 900},
+        {"id": "2", "title": "runtime.Error: invalid memory address", "count": 12},
+    ]
+    ranked = rank("stock keeps panicking on stock.reserved and fails, why?", issues)
+    assert ranked[0][2]["id"] == "2"

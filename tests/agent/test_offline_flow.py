@@ -584,3 +584,44 @@ def test_a_field_renamed_where_nothing_names_it_on_the_wire_is_no_wire_rename() 
         [(4, "data class ReservedEvent("), (6, "    val qty: Int,")],
     )
     assert renamed(plain) == []
+
+
+def test_a_decoded_field_named_like_the_key_plain_data_code_reads_is_found() -> None:
+    # PHP: the calculation reads an array (`$rec['customer_ref']`) and names no type; the
+    # payload's decoder now reads `customerId` into the field of the same name.
+    source = [
+        "    public static function customerKey($rec): mixed",
+        "    {",
+        "        $customerRef = $rec['customer_ref'] ?? null;",
+        "        $customerKey = strtoupper($customerRef);",
+        "        return $customerKey;",
+        "    }",
+    ]
+    c = Crash(
+        path="app/Services/OrderCalculator.php",
+        line=4,
+        function="customerKey",
+        exc_type="TypeError",
+        exc_value="strtoupper(): Argument #1 ($string) must be of type string, null given",
+        code=source[3].strip(),
+        nearby=source[:4],
+        stack=[
+            (
+                frame("app/Services/OrderCalculator.php", 4, "customerKey"),
+                "app/Services/OrderCalculator.php",
+            )
+        ],
+        first_seen=FIRST_ERROR,
+        source=source,
+    )
+    decoder = hunk(
+        21,
+        [(23, "            customerRef: $data['customerId'] ?? null,")],
+        [(23, "            customerRef: $data['customer_id'] ?? null,")],
+        [(21, "        return new self("), (22, "            id: (string) $data['id'],")],
+        function="final class OrderPayload",
+    )
+    history = [commit("rename", "2026-11-27T10:00:00Z", ("app/Models/OrderPayload.php", [decoder]))]
+    top = rank(c, history)[0]
+    assert (top.path, top.line) == ("app/Models/OrderPayload.php", 23)
+    assert any("serialized name" in r for r in top.reasons)

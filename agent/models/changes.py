@@ -1017,6 +1017,8 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     sig = Signals.of(crash)
     if sig.rethrow:
         sig.beneath = calls_beneath(commits, sig.nearby_names)
+        # ... and the keys it reads there: a setting or field it failed on.
+        sig.nearby_keys |= keys_beneath(commits, sig.nearby_names)
     deeper_callees(sig, commits)
     seen_paths: set[str] = set()
     later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
@@ -1669,6 +1671,18 @@ def bodies(hunk: dict[str, Any]) -> dict[str, list[str]]:
             enclosing = set()
         for name in enclosing:
             out.setdefault(name, []).append(text)
+    return out
+
+
+def keys_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:
+    """The data keys the functions in `called` read, as the hunks of `commits` show them."""
+    out: set[str] = set()
+    for commit in commits:
+        for f in commit.get("files") or []:
+            for hunk in f.get("hunks") or []:
+                for name, lines in bodies(hunk).items():
+                    if name in called:
+                        out |= set().union(*(keys_read(code_of(t)) for t in lines), set())
     return out
 
 

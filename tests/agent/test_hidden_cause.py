@@ -135,3 +135,56 @@ def test_a_method_level_rescue_guards_the_whole_method_and_says_what_it_caught()
     code, _, rethrow = failing_lines(crash)
     assert rethrow and code.strip() == "CarrierQuote.from_response(response)"
     assert "key" in caught_kinds(crash)
+
+
+def test_behind_a_reraise_the_setting_the_called_function_reads_is_followed():
+    source = [
+        "  def self.process_claim(rec, settings)",
+        "    ClaimCalculator.region_key(rec, settings)",
+        "  rescue NoMethodError => e",
+        '    raise ClaimError, "could not process claim #{rec["id"]}: #{e.message}"',
+        "  end",
+    ]
+    crash = Crash(
+        path="app/services/claim_service.rb",
+        line=4,
+        function="process_claim",
+        exc_type="ClaimError",
+        exc_value="could not process claim C-1: undefined method `upcase' for nil",
+        code=source[3].strip(),
+        nearby=source[1:4],
+        first_seen=datetime(2026, 11, 28, 9, tzinfo=UTC),
+        source=source,
+    )
+    history = [
+        commit(
+            "settings",
+            "2026-11-26T10:00:00Z",
+            (
+                "app/lib/app_settings.rb",
+                [
+                    body_hunk(
+                        "  def self.load",
+                        ['    "region" => raw["BILLING_REGION"],'],
+                        ['    "region" => raw["BILLING_REGION_CODE"],'],
+                    )
+                ],
+            ),
+        ),
+        commit(
+            "rename",
+            "2026-11-20T10:00:00Z",
+            (
+                "app/services/claim_calculator.rb",
+                [
+                    body_hunk(
+                        "  def self.region_key(rec, settings)",
+                        ['    region = settings["region"]', "    computed = region.upcase"],
+                        ['    region = settings["region"]', "    region_key = region.upcase"],
+                    )
+                ],
+            ),
+        ),
+    ]
+    ranked = rank(crash, history)
+    assert ranked and ranked[0].sha == "settings", [(c.sha, c.score, c.reasons) for c in ranked]

@@ -903,6 +903,7 @@ class Signals:
     denominators: set[str]  # what the failing code divides by
     indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
     holders: dict[str, set[str]] = field(default_factory=dict)  # key → what it is read from
+    function_keys: set[str] = field(default_factory=set)  # keys the crashing function reads
     # A re-raise that drops its cause: what the functions the guarded code calls call in
     # turn, as the window's hunks show their bodies (the frames below it were not sent).
     beneath: set[str] = field(default_factory=set)
@@ -949,6 +950,9 @@ class Signals:
             - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
             holders=key_holders([code, *nearby]),
+            function_keys=set().union(
+                *(keys_read(code_of(t)) for t in crash.source[start - 1 : crash.line]), set()
+            ),
             null_from={
                 m.lower()
                 for m in re.findall(
@@ -1444,7 +1448,13 @@ def score_hunk(
     # A field's wire name changed in the declaration of a type the failing code names, and
     # the failing code reads that field: decoding now leaves it empty (issue 12's class of a
     # value that comes from a type's declaration, off the stack).
-    renamed_wire = None if in_crash_file else wire.explains(hunk, sig.types, sig.path_names)
+    renamed_wire = (
+        None
+        if in_crash_file
+        else wire.explains(
+            hunk, sig.types, sig.path_names, frozenset(sig.nearby_keys | sig.function_keys)
+        )
+    )
     if renamed_wire is not None:
         # Worth a renamed key the failing code reads, and its place on the data path when
         # nothing else of the hunk earned it.

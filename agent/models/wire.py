@@ -159,28 +159,30 @@ def types_named(lines: list[str]) -> set[str]:
 
 
 def explains(
-    hunk: dict[str, Any], path_types: set[str], path_names: dict[str, int]
+    hunk: dict[str, Any],
+    path_types: set[str],
+    path_names: dict[str, int],
+    keys: frozenset[str] = frozenset(),
 ) -> tuple[Renamed, str, int] | None:
     """The wire name the hunk changed for a field the failing code reads, of a type the
     failing code names: the field, why it fails and how many steps the field is from the
     failing value on its data path; None when the hunk changes no such name."""
     types = declaring_types(hunk) & path_types
-    # When the failing code reads plain data (names no type), a decoded field can still be
-    # the very key it reads, in another case style (`customerRef` decoded into what
-    # `$rec['customer_ref']` reads).
-    styled = {n.replace("_", "").replace("-", ""): n for n in path_names}
+    # When the failing code reads plain data by key (`$rec['customer_ref']`, one of `keys`),
+    # a decoded field can still be that very key in another case style (`customerRef`).
+    styled = {n.replace("_", "").replace("-", ""): n for n in keys}
     for r in renamed(hunk):
         # The field read as itself or through its accessor (`ev.getOrderId()`).
         field = r.field.lower()
         read = {field, f"get{field}", f"is{field}"} & set(path_names)
         if not types:
-            same = styled.get(field.replace("_", "")) if not path_types else None
-            read = {same} if same and len(field) >= 6 else set()
+            same = styled.get(field.replace("_", ""))
+            read = {same} if same and same in keys and len(field) >= 6 else set()
         if read:
             type_ = sorted(types)[0] if types else sorted(declaring_types(hunk) or {"it"})[0]
             why = (
                 f"renames {type_}.{r.field}'s serialized name ({r.before!r} → {r.after!r}): "
                 f"data sent as {r.before!r} now decodes to an empty {r.field}"
             )
-            return r, why, min(path_names[n] for n in read)
+            return r, why, min(path_names.get(n, 1) for n in read)
     return None

@@ -49,16 +49,28 @@ async def load_paths(
     target lies inside the repository is followed (to a file or to a folder); one that
     leaves it, or loops, is skipped."""
     sha = await resolve_revision(repo_dir, revision)
-    tree: dict[str, tuple[bytes, str, int]] = {}  # path -> (mode, oid, size)
-    for record in (await _git(repo_dir, "ls-tree", "-r", "-l", "-z", sha)).split(b"\0"):
-        if not record:
-            continue
-        meta, _, raw = record.partition(b"\t")
-        mode, kind, oid, size = meta.split()
-        if kind == b"blob":
-            tree[raw.decode("utf-8", "replace")] = (mode, oid.decode(), int(size or 0))
-    links = {p: oid for p, (mode, oid, _) in tree.items() if mode == _LINK}
-    targets = dict(zip(links, await _blobs(repo_dir, list(links.values())), strict=True))
+    # Only the paths asked for are listed (the tree of a large repository is not: its size
+    # would set the time), then what their links point at, a hop at a time.
+    whole = any(not wanted.strip("/") for wanted in paths)
+    tree = await _entries(repo_dir, sha, None if whole else [w.strip("/") for w in paths])
+    targets: dict[str, bytes] = {}
+    for _ in range(_MAX_HOPS):
+        links = {p: oid for p, (mode, oid, _) in tree.items() if mode == _LINK}
+        unread = [p for p in links if p not in targets]
+        read = await _blobs(repo_dir, [links[p] for p in unread])
+        targets |= dict(zip(unread, read, strict=True))
+        missing = sorted(
+            {
+                joined
+                for path in unread
+                if (joined := _joined(path, targets[path])) is not None
+                and joined not in tree
+                and not any(p.startswith(f"{joined}/") for p in tree)
+            }
+        )
+        if not missing:
+            break
+        tree |= await _entries(repo_dir, sha, missing)
 
     def resolve(path: str, hops: int = 0) -> str | None:
         """The regular file or folder a path ends at, or None outside the repository."""
@@ -66,11 +78,8 @@ async def load_paths(
             return path
         if hops >= _MAX_HOPS:
             return None
-        target = _decode(targets[path]).strip()
-        joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-        if target.startswith("/") or joined == ".." or joined.startswith("../"):
-            return None
-        return resolve(joined, hops + 1)
+        joined = _joined(path, targets.get(path, b""))
+        return None if joined is None else resolve(joined, hops + 1)
 
     chosen: dict[str, str] = {}  # cited path -> oid
     for wanted in paths:
@@ -81,6 +90,33 @@ async def load_paths(
     contents = await _blobs(repo_dir, list(chosen.values()))
     docs = [DocFile(p, _decode(c)) for p, c in zip(chosen, contents, strict=True)]
     return sorted(docs, key=lambda d: d.path)
+
+
+def _joined(path: str, target_bytes: bytes) -> str | None:
+    """Where the link at `path` points, inside the repository; None when it leaves it."""
+    target = _decode(target_bytes).strip()
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if not target or target.startswith("/") or joined == ".." or joined.startswith("../"):
+        return None
+    return joined
+
+
+async def _entries(
+    repo_dir: Path, sha: str, specs: list[str] | None
+) -> dict[str, tuple[bytes, str, int]]:
+    """path -> (mode, oid, size) of the blobs at `sha`, under `specs` (None: all)."""
+    args = ["ls-tree", "-r", "-l", "-z", sha]
+    if specs is not None:
+        args += ["--", *(f":(literal){spec}" for spec in specs)]
+    tree: dict[str, tuple[bytes, str, int]] = {}
+    for record in (await _git(repo_dir, *args)).split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw = record.partition(b"\t")
+        mode, kind, oid, size = meta.split()
+        if kind == b"blob":
+            tree[raw.decode("utf-8", "replace")] = (mode, oid.decode(), int(size or 0))
+    return tree
 
 
 def _add(path: str, resolve, tree, chosen: dict[str, str], hops: int) -> None:

@@ -47,6 +47,26 @@ async def test_docs_and_the_readme_follow_symlinks_inside_the_repository(repo: P
     assert [d.path for d in handbook] == ["handbook/ops/alerts.md", "handbook/runbook.md"]
 
 
+async def test_only_the_paths_asked_for_and_their_links_are_listed(repo: Path, monkeypatch) -> None:
+    # A large repository's tree is not listed: what is read is bounded by the docs paths.
+    import search.repo
+
+    listed: list[tuple[str, ...]] = []
+    real = search.repo._git
+
+    async def spy(repo_dir, *args, **kw):
+        if args and args[0] == "ls-tree":
+            listed.append(args[args.index("--") + 1 :] if "--" in args else ("<all>",))
+        return await real(repo_dir, *args, **kw)
+
+    monkeypatch.setattr(search.repo, "_git", spy)
+    docs = await load_paths(repo, "HEAD")
+    assert "handbook/runbook.md" in [d.path for d in docs]
+    assert listed[0] == (":(literal)docs", ":(literal)README.md")
+    assert ("<all>",) not in listed  # the links' targets were listed on their own
+    assert any(":(literal)handbook/runbook.md" in call for call in listed[1:])
+
+
 async def test_one_index_per_revision_is_kept_on_disk_and_reopened(
     repo: Path, tmp_path: Path
 ) -> None:

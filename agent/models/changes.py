@@ -904,6 +904,9 @@ class Signals:
     indexes: set[str]  # the variables the failing code indexes with: `lines[last]` → last
     holders: dict[str, set[str]] = field(default_factory=dict)  # key → what it is read from
     function_keys: set[str] = field(default_factory=set)  # keys the crashing function reads
+    # Frames further up in the crash file: (the line of the call they were making, the last
+    # line of their function); what lies between had not run.
+    callers_after: list[tuple[int, int]] = field(default_factory=list)
     # A re-raise that drops its cause: what the functions the guarded code calls call in
     # turn, as the window's hunks show their bodies (the frames below it were not sent).
     beneath: set[str] = field(default_factory=set)
@@ -950,6 +953,11 @@ class Signals:
             - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
             holders=key_holders([code, *nearby]),
+            callers_after=[
+                (f.lineno, function_end(crash.source, f.lineno))
+                for f, p in crash.stack[1:]
+                if p == crash.path and f.lineno and f.lineno != crash.line and crash.source
+            ],
             function_keys=set().union(
                 *(keys_read(code_of(t)) for t in crash.source[start - 1 : crash.line]), set()
             ),
@@ -1260,7 +1268,12 @@ def score_hunk(
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
         function = last_segment(frame.function or "")
-        if function and function.lower() in names_of(str(hunk.get("function") or "")):
+        after_call = newest and frame.lineno and near and all(n > frame.lineno for n in near)
+        if (
+            function
+            and function.lower() in names_of(str(hunk.get("function") or ""))
+            and not (after_call and in_crash_file)  # past the call it was making: not run
+        ):
             score += weight / 2
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
@@ -1410,7 +1423,10 @@ def score_hunk(
     # What follows the crash line in its own function had not run when it failed (a removed
     # line's place at the release: its old number shifted as the hunk's start was).
     def ran(n: float) -> bool:
-        return not (in_crash_file and newest and crash.line < n <= sig.function_end)
+        if in_crash_file and newest and crash.line < n <= sig.function_end:
+            return False
+        # Likewise in a frame further up in the same file: past the call it was making.
+        return not (in_crash_file and newest and any(c < n <= e for c, e in sig.callers_after))
 
     quiet = {n for n, t in added if read_only(t, set(sig.path_names))}
 

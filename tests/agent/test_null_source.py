@@ -102,3 +102,37 @@ def test_a_reflowed_crash_line_points_at_the_line_whose_bound_changed():
         bound_line([(9, "    last = rows[n]")], ["    last = rows[-1]"], "last = rows[n]", 9)
         is None
     )
+
+
+def test_lines_past_the_call_a_caller_frame_was_making_had_not_run():
+    # Both frames in one file: `prune` called `stamp` at line 6 and failed there; a newer
+    # commit added a counter and a log line after that call, which never ran.
+    from tests.agent.test_changes import frame
+
+    source = [
+        "def stamp(name):",
+        "    return datetime.strptime(name.split('-')[1], STAMP)",
+        "",
+        "def prune(names):",
+        "    removed = 0",
+        "    keep = {stamp(n) for n in names}",
+        "    for n in names:",
+        "        removed += 1",
+        "    log.info('removed %d', removed)",
+    ]
+    path = "src/snap/prune.py"
+    c = crash(
+        path=path,
+        line=2,
+        function="stamp",
+        exc_type="ValueError",
+        exc_value="time data 'eu' does not match format '%Y%m%dT%H%M'",
+        code=source[1].strip(),
+        nearby=source[:2],
+        source=source,
+        stack=[(frame(path, 2, "stamp"), path), (frame(path, 6, "prune"), path)],
+    )
+    later = hunk(7, [(8, "        removed += 1"), (9, "    log.info('removed %d', removed)")])
+    later["function"] = "def prune(names):"
+    ranked = rank(c, [commit("log", "2026-11-27T10:00:00Z", (path, [later]))])
+    assert not any("on the stack" in r for ch in ranked for r in ch.reasons), ranked

@@ -1700,28 +1700,27 @@ def bodies(hunk: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def keys_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:
-    """The data keys the functions in `called` read, as the hunks of `commits` show them."""
-    out: set[str] = set()
+def shown_body(commits: list[dict[str, Any]], called: set[str]) -> list[str]:
+    """The code of the functions in `called`, as far as the hunks of `commits` show it."""
+    out: list[str] = []
     for commit in commits:
         for f in commit.get("files") or []:
             for hunk in f.get("hunks") or []:
                 for name, lines in bodies(hunk).items():
                     if name in called:
-                        out |= set().union(*(keys_read(code_of(t)) for t in lines), set())
+                        out += [code_of(t) for t in lines]
     return out
 
 
+def keys_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:
+    """The data keys the functions in `called` read, as the window's hunks show them."""
+    return set().union(*(keys_read(t) for t in shown_body(commits, called)), set())
+
+
 def calls_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:
-    """What the functions in `called` call, as the hunks of `commits` show their bodies."""
-    out: set[str] = set()
-    for commit in commits:
-        for f in commit.get("files") or []:
-            for hunk in f.get("hunks") or []:
-                for name, lines in bodies(hunk).items():
-                    if name in called:
-                        out |= set().union(*(calls_of(code_of(t)) for t in lines), set())
-    return out - called - NOISE
+    """What the functions in `called` call, as the window's hunks show their bodies."""
+    found = set().union(*(calls_of(t) for t in shown_body(commits, called)), set())
+    return found - called - NOISE
 
 
 def meaningful(added: list[tuple[int, str]]) -> list[tuple[int, str]]:

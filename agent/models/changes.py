@@ -1684,32 +1684,16 @@ def defined_names(hunk: dict[str, Any]) -> set[str]:
     return names
 
 
-def bodies(hunk: dict[str, Any]) -> dict[str, list[str]]:
-    """The lines of each function as far as the hunk shows them (new side)."""
-    out: dict[str, list[str]] = {}
-    enclosing = definitions(str(hunk.get("function") or ""))
-    for _, text, _ in new_side(hunk):
-        found = definitions(text)
-        if found:
-            enclosing = found
-            continue
-        if text.strip() and not text[:1].isspace():
-            enclosing = set()
-        for name in enclosing:
-            out.setdefault(name, []).append(text)
-    return out
-
-
 def shown_body(commits: list[dict[str, Any]], called: set[str]) -> list[str]:
     """The code of the functions in `called`, as far as the hunks of `commits` show it."""
-    out: list[str] = []
-    for commit in commits:
-        for f in commit.get("files") or []:
-            for hunk in f.get("hunks") or []:
-                for name, lines in bodies(hunk).items():
-                    if name in called:
-                        out += [code_of(t) for t in lines]
-    return out
+    return [
+        code_of(text)
+        for commit in commits
+        for f in commit.get("files") or []
+        for hunk in f.get("hunks") or []
+        for name in called
+        for _, text, _ in enclosed(hunk, name)
+    ]
 
 
 def keys_beneath(commits: list[dict[str, Any]], called: set[str]) -> set[str]:

@@ -1828,8 +1828,29 @@ def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     # kind or sits in the crashing function above the crash (a bound, a filter, a binding).
     # A line elsewhere that only builds a container the value is read from (`rec`,
     # `settings`) is no origin.
-    made = [c for c in found if not c.on_crash_line and (c.fits or c.path == crash.path)]
+    # But when the message quotes a piece the crash line cut out of its input itself
+    # (`name.split("-")[1]` → 'eu'), that line made the value: it misreads good data.
+    cut = cuts_quoted(crash, sig)
+    made = [c for c in found if (cut or not c.on_crash_line) and (c.fits or c.path == crash.path)]
     return made[0] if made else found[0] if found else None
+
+
+# Taking a piece out of a string: split, slice, trim, substring, in the languages read here.
+_CUT = re.compile(
+    r"\.(?:r?split|r?partition|substring|substr|slice|remove(?:suffix|prefix)|[lr]?strip|"
+    r"trim\w*|chomp|delete_suffix|delete_prefix|split_at|splitn)\s*\(|"
+    r"\bstrings\.(?:Split\w*|Fields|Cut\w*|Trim\w*)\(|\b(?:explode|substr|mb_substr)\(|"
+    r"\[\s*-?\d*\s*:\s*-?\d*\s*\]"
+)
+
+
+def cuts_quoted(crash: Crash, sig: Signals) -> bool:
+    """The crash line hands the call that raised a piece it cut from a string, and the
+    exception quotes a value that is not written on the line (the piece, not a format)."""
+    code = code_of(crash.code)
+    if not crash.callee or not _CUT.search(code):
+        return False
+    return any(lit not in code.lower() for lit in sig.literals)
 
 
 # -- functions that return the failing value ----------------------------------------------

@@ -7,7 +7,7 @@ Next to `[projects.*]` (bot/config.py), the projects file may declare servers:
     command = "node"
     args = ["node_modules/@sentry/mcp-server/dist/index.js", "--host=sentry.example.com"]
     env = { SENTRY_ACCESS_TOKEN = "SENTRY_ACCESS_TOKEN" }   # child variable = OUR variable
-    allow = ["search_issues", "get_issue_details", "search_issue_events"]
+    allow = ["search_issues", "get_issue_details", "search_issue_events", "find_releases"]
     pinned = { regionUrl = "https://us.sentry.io" }         # optional, never secret
 
 `env` names, for each variable the child gets, the variable of this process's

@@ -1,11 +1,12 @@
 """A recorded Sentry export served as the Sentry MCP server's read tools.
 
 `RecordedSentry` answers `search_issues`, `get_issue_details`,
-`search_issue_events` and `search_events` with the same names and argument
-shapes as @sentry/mcp-server, over a scenario's `sentry/` folder
+`search_issue_events`, `search_events` and `find_releases` with the same names
+and argument shapes as @sentry/mcp-server, over a scenario's `sentry/` folder
 (`issues.json` and `events/<issue id>.json`, REST shapes). Everything is
 bounded by the investigation's time window, so an offline run sees what a
-live query over that window would have returned.
+live query over that window would have returned; the releases are those the
+events name up to the window's end (Sentry lists a release from its creation on).
 """
 
 from __future__ import annotations
@@ -213,7 +214,35 @@ SEARCH_EVENTS = ToolSpec(
     ),
 )
 
-TOOLS: tuple[ToolSpec, ...] = (SEARCH_ISSUES, GET_ISSUE_DETAILS, SEARCH_ISSUE_EVENTS, SEARCH_EVENTS)
+FIND_RELEASES = ToolSpec(
+    name="find_releases",
+    description=(
+        "Find releases in Sentry, newest first: when each was created and deployed, its first "
+        "and last event.\n\n<examples>\nfind_releases(organizationSlug='my-org', "
+        "projectSlug='backend')\n</examples>"
+    ),
+    parameters=_schema(
+        {
+            "organizationSlug": _ORG,
+            "regionUrl": _REGION,
+            "projectSlug": {"type": ["string", "null"], "description": "The project's slug."},
+            "query": {
+                "type": ["string", "null"],
+                "description": "Search for versions which contain the provided string.",
+            },
+        },
+        ["organizationSlug"],
+    ),
+)
+
+TOOLS: tuple[ToolSpec, ...] = (
+    SEARCH_ISSUES,
+    GET_ISSUE_DETAILS,
+    SEARCH_ISSUE_EVENTS,
+    SEARCH_EVENTS,
+    FIND_RELEASES,
+)
+RELEASES_LIMIT = 25  # as the server: its RESULT_LIMIT
 
 
 def _validate(spec: ToolSpec, arguments: Any) -> Json:
@@ -698,6 +727,7 @@ class RecordedSentry:
             "get_issue_details": self._get_issue_details,
             "search_issue_events": self._search_issue_events,
             "search_events": self._search_events,
+            "find_releases": self._find_releases,
         }
 
     # -- Toolset ---------------------------------------------------------------------
@@ -1079,6 +1109,38 @@ class RecordedSentry:
             data={"events": events},
         )
 
+    async def _find_releases(self, args: Json) -> ToolResult:
+        org = self._check_org(args["organizationSlug"])
+        self._check_project(args["projectSlug"])
+        wanted = (args["query"] or "").strip().lower()
+        seen: dict[str, Json] = {}
+        for issue in self._issues:
+            for event in await self._events_of(issue):
+                when, version = _event_time(event), _release(event)
+                if when is None or version is None or when > self._until:
+                    continue
+                row = seen.setdefault(version, _release_row(version, event, when))
+                row["firstEvent"] = _iso(min(_parse_time(row["firstEvent"]) or when, when))
+                row["lastEvent"] = _iso(max(_parse_time(row["lastEvent"]) or when, when))
+        rows = [r for r in seen.values() if not wanted or wanted in r["version"].lower()]
+        rows.sort(key=lambda r: r["dateCreated"], reverse=True)
+        more = len(rows) > RELEASES_LIMIT
+        rows = rows[:RELEASES_LIMIT]
+        text = f"# Releases in **{org}**\n\n"
+        if not rows:
+            text += "No releases found.\n"
+        for r in rows:
+            text += f"## {r['shortVersion']}\n\n**Created**: {r['dateCreated']}\n"
+            if r["lastDeploy"]:
+                text += f"**Deployed**: {r['lastDeploy']['dateFinished']}\n"
+            text += f"**First event**: {r['firstEvent']}\n**Last event**: {r['lastEvent']}\n\n"
+        return ToolResult(
+            text=_cap(text),
+            title=f"Sentry releases: {len(rows)}",
+            source="sentry",
+            data={"releases": rows, "hasMore": more},
+        )
+
 
 # -- small helpers -----------------------------------------------------------------------
 
@@ -1221,3 +1283,19 @@ def _event_words_hit(event: Mapping[str, Any], words: list[str]) -> bool:
 def _sort_events(pairs: list[tuple[Json, Json]], sort: str) -> list[tuple[Json, Json]]:
     oldest_first = sort.strip() in ("timestamp", "+timestamp")
     return sorted(pairs, key=lambda p: _time_key(p[1].get("dateCreated")), reverse=not oldest_first)
+
+
+def _release_row(version: str, event: Mapping[str, Any], when: datetime) -> Json:
+    """A release as the server's find_releases lists it, from what an event says of it."""
+    release = event.get("release") if isinstance(event.get("release"), Mapping) else {}
+    created = _parse_time(release.get("dateCreated")) or when
+    deploy = release.get("lastDeploy") if isinstance(release.get("lastDeploy"), Mapping) else None
+    return {
+        "version": version,
+        "shortVersion": version,
+        "dateCreated": _iso(created),
+        "dateReleased": None,
+        "firstEvent": _iso(when),
+        "lastEvent": _iso(when),
+        "lastDeploy": dict(deploy) if deploy else None,
+    }

@@ -34,7 +34,9 @@ from agent.tools.mcp import CatalogExecute
 Json = dict[str, Any]
 
 # The read tools offered by default: direct (search_issues) or through the catalog.
-SENTRY_READ_TOOLS = frozenset({"search_issues", "get_issue_details", "search_issue_events"})
+SENTRY_READ_TOOLS = frozenset(
+    {"search_issues", "get_issue_details", "search_issue_events", "find_releases"}
+)
 SENTRY_CATALOG = CatalogExecute(search="search_sentry_tools", execute="execute_sentry_tool")
 # Never offered, whatever configuration says: the model may not name another place.
 SENTRY_HIDDEN = frozenset({"issueUrl", "regionUrl", "url"})

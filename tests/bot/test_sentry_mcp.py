@@ -40,6 +40,7 @@ from agent.tools.sentry_mcp import (
 from bot.mcp_servers import ServerConfig, parse_servers, scope_pins, sentry_server
 from bot.runtime import Runtime, git_server
 from recorded.scenario import Scenario, clone, load_scenario
+from recorded.sentry import RecordedSentry
 from tests.bot.test_serve import SECRET, free_port, keys, signed
 from tests.conftest import NOT_YET_FOUND, RECIPES, ROOT, SHARED, Built, not_yet
 from tests.fakes.sentry import FakeSentry
@@ -74,7 +75,9 @@ preset = "sentry"
 command = "node"
 args = ["{ENTRY}", "--insecure-http"]
 env = {{ SENTRY_ACCESS_TOKEN = "{TOKEN_VARIABLE}" }}
-allow = ["search_issues", "get_issue_details", "search_issue_events", "update_issue"]
+allow = [
+  "search_issues", "get_issue_details", "search_issue_events", "find_releases", "update_issue"
+]
 """
 
 
@@ -141,9 +144,14 @@ def _orders(live: Live) -> tuple[Scenario, Any]:
 async def test_tools_list_offers_the_resolved_read_tools_and_no_writes(live: Live) -> None:
     _, view = _orders(live)
     specs = {spec.name: spec for spec in await view.get_tools()}
-    # search_issues is listed by the server; the other two only exist behind its catalog.
-    assert set(specs) == {"search_issues", "get_issue_details", "search_issue_events"}
-    assert live.server.routed == {"get_issue_details", "search_issue_events"}
+    # search_issues is listed by the server; the others only exist behind its catalog.
+    assert set(specs) == {
+        "search_issues",
+        "get_issue_details",
+        "search_issue_events",
+        "find_releases",
+    }
+    assert live.server.routed == {"get_issue_details", "search_issue_events", "find_releases"}
     for spec in specs.values():
         properties = spec.parameters["properties"]
         for hidden in ("organizationSlug", "projectSlugOrId", "projectSlug", "regionUrl"):
@@ -192,6 +200,7 @@ async def test_configuration_holds_variable_names_not_secrets() -> None:
         "search_issues",
         "get_issue_details",
         "search_issue_events",
+        "find_releases",
         "update_issue",
     }
     # Only the named variable reaches the child; SENTRY_DSN never does.
@@ -272,6 +281,28 @@ async def test_issue_details_read_back_into_the_recorded_shapes(live: Live) -> N
     assert not r.is_error, r.text
     assert newest["eventID"] in r.text
     assert live.fake.calls_to("/issues/ORDERS-INCIDENT-DEMO-2K/events/")
+
+
+async def test_the_servers_releases_are_the_recordings(live: Live) -> None:
+    # Sentry's list of releases, through the server, as the recorded export lists them: the
+    # window's previous release comes from it when no tag marks one (bot/releases.py).
+    several = 0
+    for s in live.scenarios.values():
+        scope = s.scope
+        view = live.server.view(pinned=scope_pins(live.config, scope))
+        r = await view.call_tool("find_releases", {})
+        assert not r.is_error, r.text
+        export = RecordedSentry(
+            s.sentry, scope.sentry_organization, scope.sentry_project, scope.since, scope.until
+        )
+        recorded = await export.call_tool(
+            "find_releases", {"organizationSlug": scope.sentry_organization}
+        )
+        versions = [row["version"] for row in r.data["releases"]]
+        assert versions == [row["version"] for row in recorded.data["releases"]], s.folder
+        assert all(v.startswith(s.raw["release_prefix"]) for v in versions)
+        several += len(versions) >= 2
+    assert several and live.fake.calls_to("/releases/")
 
 
 async def test_markdown_of_a_chained_python_exception() -> None:

@@ -270,6 +270,8 @@ class FakeSentry:
             ("/api/0/organizations/{org}/issues/{issue}/external-issues/", self._empty_list),
             ("/api/0/organizations/{org}/replay-count/", self._replay_count),
             ("/api/0/organizations/{org}/events/", self._no_events),
+            ("/api/0/organizations/{org}/releases/", self._releases),
+            ("/api/0/projects/{org}/{project}/releases/", self._releases),
         ]
         for path, handler in routes:
             app.router.add_get(path, handler)
@@ -453,6 +455,62 @@ class FakeSentry:
             if export.named(request.match_info["project"]):
                 return web.json_response(self._project_json(export))
         return _detail(404, "The requested resource does not exist")
+
+    async def _releases(self, request: web.Request) -> web.Response:
+        """Releases newest first, as Sentry lists them: those the events name, created by then."""
+        project = request.match_info.get("project")
+        exports = [
+            e for e in self._of(request.match_info["org"]) if not project or e.named(project)
+        ]
+        if project and not exports:
+            return _detail(404, "The requested resource does not exist")
+        rows: dict[str, Json] = {}
+        for export in exports:
+            for issue in export.issues:
+                for event in export.events(issue, datetime.min.replace(tzinfo=UTC), export.until):
+                    version, when = _release(event), _time(event.get("dateCreated"))
+                    if version and when:
+                        row = rows.setdefault(version, self._release_json(export, version, event))
+                        row["firstEvent"] = _iso(min(_time(row["firstEvent"]) or when, when))
+                        row["lastEvent"] = _iso(max(_time(row["lastEvent"]) or when, when))
+        query = request.query.get("query", "").lower()
+        found = [r for r in rows.values() if query in r["version"].lower()]
+        found.sort(key=lambda r: r["dateCreated"], reverse=True)
+        return web.json_response(found[: int(request.query.get("per_page", "100") or 100)])
+
+    def _release_json(self, export: Export, version: str, event: Json) -> Json:
+        given = event.get("release") if isinstance(event.get("release"), dict) else {}
+        when = _time(given.get("dateCreated")) or _time(event.get("dateCreated"))
+        deploy = given.get("lastDeploy") if isinstance(given.get("lastDeploy"), dict) else None
+        return {
+            "id": abs(hash(version)) % 10**9,
+            "version": version,
+            "shortVersion": version,
+            "dateCreated": _iso(when) if when else None,
+            "dateReleased": None,
+            "firstEvent": None,
+            "lastEvent": None,
+            "newGroups": 0,
+            "lastCommit": None,
+            "lastDeploy": None
+            if deploy is None
+            else {
+                "id": "1",
+                "environment": deploy.get("environment"),
+                "dateStarted": None,
+                "dateFinished": _iso(_time(deploy.get("dateFinished")))
+                if _time(deploy.get("dateFinished"))
+                else None,
+            },
+            "projects": [
+                {
+                    "id": export.project["id"],
+                    "slug": export.slug,
+                    "name": export.project.get("name") or export.slug,
+                    "platform": export.project.get("platform"),
+                }
+            ],
+        }
 
     async def _stacktrace_link(self, request: web.Request) -> web.Response:
         return web.json_response({"config": None, "sourceUrl": None, "integrations": []})

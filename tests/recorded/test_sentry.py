@@ -142,6 +142,7 @@ async def test_tools_mirror_the_sentry_mcp_server(sentry: RecordedSentry) -> Non
         "get_issue_details",
         "search_issue_events",
         "search_events",
+        "find_releases",
     }
     props = specs["search_issues"].parameters["properties"]
     assert set(props) == {
@@ -389,6 +390,23 @@ async def test_search_events_across_issues(sentry: RecordedSentry) -> None:
 
 
 # -- size, loading errors ---------------------------------------------------------------------
+
+
+async def test_find_releases_lists_what_the_events_name_up_to_the_windows_end(
+    sentry: RecordedSentry,
+) -> None:
+    result = await sentry.call_tool("find_releases", {"organizationSlug": ORG})
+    assert not result.is_error, result.text
+    rows = result.data["releases"]
+    # Newest first; one before the window is listed (releases are not windowed), one first
+    # seen after its end is not (Sentry did not know it yet).
+    assert [r["version"] for r in rows] == ["shop@" + "1" * 40, "shop@" + "0" * 40]
+    assert (rows[0]["firstEvent"], rows[0]["lastEvent"]) == (ts(9)[:19] + "Z", ts(20)[:19] + "Z")
+    assert "shop@" + "1" * 40 in result.text
+    found = await sentry.call_tool("find_releases", {"organizationSlug": ORG, "query": "000"})
+    assert [r["version"] for r in found.data["releases"]] == ["shop@" + "0" * 40]
+    other = await sentry.call_tool("find_releases", {"organizationSlug": "elsewhere"})
+    assert other.is_error and "not found" in other.text
 
 
 async def test_text_is_capped(tmp_path: Path) -> None:

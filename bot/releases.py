@@ -3,7 +3,11 @@
 A release is `release_prefix` + a full SHA, a short SHA, or a version string named by a
 tag of the repository (`v1.4.2`, `1.4.2`, `app@1.4.2`). The previous release is the
 newest earlier release among the issue's events (Sentry's list of them), else the newest
-tag before the running commit, else its parent: the change window is previous..running.
+tag before the running commit, else the newest earlier release in Sentry's list of the
+project's releases (`find_releases`), else its parent. A tag bounds the change window,
+previous..running; the release Sentry lists before ran without the issue's errors, so what
+it held counts for less; an earlier release of the issue's own events already failed, and a
+parent is no release: the window is then the commits before the errors.
 A release that names nothing the mirror holds (after one fetch) is unresolved: no commit
 is guessed for it, the evidence says so, and the investigator asks for the commit or
 reads the default branch and says so.
@@ -26,6 +30,8 @@ from agent.stacktrace import release_sha
 from bot.mirror import Mirror
 
 _SHA = re.compile(r"^[0-9a-fA-F]{7,40}$")
+# How a previous release found in Sentry's list of releases is named (`previous_via`).
+LISTED = "listed by Sentry as the release before it:"
 _TAG = re.compile(r"^[\w.@+/-]{1,200}$")
 
 
@@ -55,12 +61,20 @@ class Release:
         return text
 
     def data(self) -> dict[str, Any]:
+        via = (self.previous_via or "") if self.previous else ""
         return {
             "version": self.version,
             "commit": self.commit,
             "via": self.via,
             "previous": self.previous,
             "previous_via": self.previous_via,
+            # previous..commit is the change window when a tag marks the release before.
+            # The release Sentry lists before it ran without this issue's errors: what it
+            # already held is weighed down, not cut (its code is the context of the rest).
+            # A parent commit or an earlier release of the issue's own events (it already
+            # failed there) is neither.
+            "window_base": self.previous if via.startswith("tag ") else None,
+            "released_before": self.previous if via.startswith(LISTED) else None,
             "default_branch": self.default_branch,
         }
 
@@ -191,6 +205,13 @@ class ResolvedReleases:
                     previous=earlier[0],
                     previous_via=f"release {earlier[1]} among the issue's events",
                 )
+            elif not str(release.previous_via or "").startswith("tag "):
+                # No tag marks the release before: Sentry's own list of releases does.
+                listed = await self.releases.previous_among(release.commit, await self._listed())
+                if listed is not None:
+                    release = _replace(
+                        release, previous=listed[0], previous_via=f"{LISTED} {listed[1]}"
+                    )
         event = copy.deepcopy(event)
         if release.commit is not None:
             event["release"] = {"version": f"{self.releases.prefix}{release.commit}"}
@@ -220,7 +241,22 @@ class ResolvedReleases:
             )
         except Exception:  # Sentry's list is a refinement: the tags still name a previous
             return []
-        return [] if events.is_error else releases_in(events.text)
+        if events.is_error:
+            return []
+        # The recording lists them as data; the server only in its Markdown.
+        rows = (events.data or {}).get("events") if isinstance(events.data, dict) else None
+        listed = [str(e["release"]) for e in rows or [] if isinstance(e, dict) and e.get("release")]
+        return list(dict.fromkeys(listed + releases_in(events.text)))
+
+    async def _listed(self) -> list[str]:
+        """The project's releases as Sentry lists them (newest first)."""
+        try:
+            found = await self.inner.call_tool("find_releases", {})
+        except Exception:  # a refinement: without it the window is the commits before the errors
+            return []
+        data = found.data if isinstance(found.data, dict) else {}
+        rows = data.get("releases") if not found.is_error else None
+        return [str(r["version"]) for r in rows or [] if isinstance(r, dict) and r.get("version")]
 
 
 _RELEASE_JSON = re.compile(r'"version"\s*:\s*"([^"]+)"')

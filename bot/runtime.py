@@ -27,6 +27,7 @@ from agent.tools.local import LOCAL_TOOLS
 from agent.tools.mcp import McpToolset
 from bot.metrics import Timed, observed
 from bot.mirror import FreshRevisions, Mirror
+from bot.releases import Releases, ResolvedReleases
 from recorded.scenario import Scenario
 from recorded.sources import recorded_sources
 
@@ -128,6 +129,10 @@ class Runtime:
         own = git is None
         server = git or git_server(repo_dir)
         sources = recorded_sources(scenario, repo_dir, server, sentry)
+        # Releases resolve against the recording's clone as against a live mirror: the
+        # previous release, from the events or Sentry's list, bounds the window.
+        releases = Releases(mirror or Mirror(repo_dir), scenario.scope.release_prefix)
+        sources.sentry = ResolvedReleases(sources.sentry, releases)
         shared: list[Service] = []
         if mirror is not None:
             sources.code = [FreshRevisions(t, mirror) for t in sources.code]

@@ -1017,7 +1017,7 @@ def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     return ranked[0] if ranked else None
 
 
-def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
+def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = None) -> list[Change]:
     """Every hunk of the change window that explains something, best first, each with its
     score and the reasons for it; at most one per commit (its best hunk).
 
@@ -1025,6 +1025,11 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     change: in a truncated history it holds the whole tree, so it is never a candidate. When
     the best hunk of a commit is on the stack but another file of the same commit builds the
     value the failing code uses, that file is the fault: the stack only shows where it broke.
+
+    `released` is the release that ran before the running one without these errors: a
+    commit it already held ran in production and did not fail, so it counts for less; one
+    after it shipped with the running release, even when the issue is older than it (an old
+    error whose newer events this release brings).
     """
     sig = Signals.of(crash)
     if sig.rethrow:
@@ -1043,9 +1048,18 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
             later.setdefault(f.get("path") or "", []).append(f.get("hunks") or [])
         seen_paths.update(f.get("path") or "" for f in files)
 
+    # Newest first: the commits above the release before shipped with the running one; that
+    # release's commit and those below it ran before (a release older than the history read
+    # leaves every commit read in the running release).
+    shipped = bool(released) and any(c.get("sha") == released for c in commits)
+    ran_before = False
     for commit in commits:
         when = relevance.parse_time(commit.get("date"))
         files = commit.get("files") or []
+        if shipped and commit.get("sha") == released:
+            shipped, ran_before = False, True
+        if shipped and crash.first_seen and when and when > crash.first_seen:
+            when = crash.first_seen  # in the running release, after an older issue began
         if crash.first_seen and when and when > crash.first_seen:
             remember(files)
             continue  # landed after the errors began: not their cause
@@ -1075,6 +1089,9 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
                 if change is None:
                     continue
                 change.score += recency
+                if ran_before:
+                    change.score *= RAN_BEFORE
+                    change.reasons.append("it ran in the release before without these errors")
                 if (
                     crash.blamed
                     and commit.get("sha") == crash.blamed
@@ -1113,6 +1130,10 @@ def rank(crash: Crash, commits: list[dict[str, Any]]) -> list[Change]:
     # A candidate needs a reason of its own: recency and shared words alone (a commit of
     # the day that touched the crash file elsewhere) explain nothing.
     return [c for c in out if c.score >= 3 and c.reasons]
+
+
+# A commit the release before already held ran without the errors: it counts for this much.
+RAN_BEFORE = 0.5
 
 
 def shift(line: int, hunks: list[dict[str, Any]]) -> int | None:

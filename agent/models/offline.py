@@ -355,7 +355,9 @@ class OfflineInvestigator:
         history = trail.ok(CHANGES)
         if history is not None:
             commits = window_commits(trail)
-            a.ranking = confirmed(changes.rank(a.crash, commits), trail.answers)
+            a.released = released_before(details.data)
+            ranked = changes.rank(a.crash, commits, released=a.released)
+            a.ranking = confirmed(ranked, trail.answers)
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
             # In a cut history a candidate with nothing of the failure's kind, no part in
@@ -495,7 +497,10 @@ class OfflineInvestigator:
             unsure.append(w.weak_lead(a))
         history = trail.ok(CHANGES)
         base = history.arguments.get("base") if history is not None else None
-        unsure.append(w.window(str(base), a.revision) if base else w.no_previous_release)
+        if base:
+            unsure.append(w.window(str(base), a.revision))
+        else:
+            unsure.append(w.released_before(a.released) if a.released else w.no_previous_release)
         if a.stand_in:
             unsure.append(w.release_unresolved(self.unresolved(trail) or "", a.revision))
         elif a.revision == "HEAD":
@@ -539,6 +544,7 @@ class Analysis:
     stand_in: bool = False  # the revision is the default branch, read for an unknown release
     crash_code: str = ""
     crash: changes.Crash | None = None
+    released: str | None = None  # the release Sentry lists before, which ran without the errors
     blame: dict[str, Any] | None = None
     change: changes.Change | None = None
     change_line: int | None = None  # the suspect line at the running revision
@@ -679,13 +685,21 @@ def deeper_history(trail: Trail, a: Analysis | None) -> dict[str, Any] | None:
 
 def window_base(details: dict[str, Any] | None) -> str | None:
     """The previous release's commit, when it bounds the change window: the tag before the
-    running release, the errors being seen in no earlier release. When the issue's events
-    show an earlier release, that release already failed, so the fault is older than it;
-    and a parent commit is no release: both leave the window to the commits before the first
-    error."""
+    running release or the release Sentry lists before it, the errors being seen in no
+    earlier release. When the issue's events show an earlier release, that release already
+    failed, so the fault is older than it; and a parent commit is no release: both leave the
+    window to the commits before the first error."""
     release = (details or {}).get("release") or {}
-    previous, via = release.get("previous"), str(release.get("previous_via") or "")
-    return str(previous) if previous and via.startswith("tag ") else None
+    base = release.get("window_base")
+    return str(base) if base else None
+
+
+def released_before(details: dict[str, Any] | None) -> str | None:
+    """The release Sentry lists before the running one, which ran without the issue's
+    errors (none of its events were of that release)."""
+    release = (details or {}).get("release") or {}
+    before = release.get("released_before")
+    return str(before) if before else None
 
 
 def confirmed(ranking: list[changes.Change], answers: list[str]) -> list[changes.Change]:

@@ -93,6 +93,12 @@ class Words:
             f"{running[:12]}: older commits were not considered."
         )
 
+    def released_before(self, previous: str) -> str:
+        return (
+            f"No tag marks the previous release; Sentry lists {previous[:12]} before the running "
+            "one, and it ran without these errors: the commits it already held count for less."
+        )
+
     one_event = "Only the newest event was read in full; older events may differ."
     line_not_mapped = "The suspect line is given as numbered in the fault commit."
     release_unknown = (
@@ -316,6 +322,12 @@ class Palabras(Words):
         return (
             f"La ventana de cambios va de la versión anterior {previous[:12]} a la desplegada "
             f"{running[:12]}: no se consideraron commits más antiguos."
+        )
+
+    def released_before(self, previous: str) -> str:
+        return (
+            f"Ninguna etiqueta marca la versión anterior; Sentry lista {previous[:12]} antes de la "
+            "desplegada y funcionó sin estos errores: los commits que ya contenía pesan menos."
         )
 
     one_event = "Solo se leyó completo el evento más reciente; los anteriores podrían diferir."

@@ -178,3 +178,72 @@ async def test_the_previous_release_is_the_newest_earlier_one_sentry_saw(
     assert await releases.previous_among(shas[3], seen) == (shas[2], "app@1.4.2")
     assert await releases.previous_among(shas[1], seen) == (shas[0], f"app@{shas[0]}")
     assert await releases.previous_among(shas[0], seen) is None  # nothing came before
+
+
+class ListedSentry:
+    """Sentry for one issue: its events' releases and the project's list of releases."""
+
+    name = "sentry"
+    pinned: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, running: str, seen: list[str], listed: list[str] | Exception) -> None:
+        self.running, self.seen, self.listed = running, seen, listed
+
+    async def get_tools(self) -> list[ToolSpec]:
+        return []
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if name == "get_issue_details":
+            event = {"release": {"version": f"app@{self.running}"}}
+            data = {"issue": {"id": "7", "shortId": "APP-7"}, "event": event}
+            return ToolResult(text="# Issue", title="x", source="sentry", data=data)
+        if name == "search_issue_events":
+            text = "".join(f"**release**: app@{v}\n" for v in self.seen)
+            return ToolResult(text=text, title="events", source="sentry")
+        assert name == "find_releases"
+        if isinstance(self.listed, Exception):
+            raise self.listed
+        rows = [{"version": f"app@{v}"} for v in self.listed]
+        return ToolResult(text="# Releases", title="r", source="sentry", data={"releases": rows})
+
+
+async def test_with_no_tag_the_release_sentry_lists_before_the_running_one_ran_without_the_errors(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "untagged"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    shas = []
+    for i in range(4):
+        (work / "app.py").write_text(f"VERSION = {i}\n")
+        git(work, "add", "-A")
+        git(work, "commit", "-q", "-m", f"change {i}")
+        shas.append(git(work, "rev-parse", "HEAD"))
+    mirror = Mirror(tmp_path / "m.git", work.resolve().as_uri(), min_interval=0)
+    await mirror.start()
+
+    async def release_of(seen: list[str], listed: list[str] | Exception) -> dict[str, Any]:
+        sentry = ListedSentry(shas[3], seen, listed)
+        wrapped = ResolvedReleases(sentry, Releases(mirror, "app@"))
+        result = await wrapped.call_tool("get_issue_details", {"issueId": "APP-7"})
+        return result.data["release"]
+
+    # Sentry lists the running release, one before it, and one it cannot map to a commit.
+    listed = await release_of([shas[3]], [shas[3], "0.9-unknown", shas[1], shas[0]])
+    assert (listed["previous"], listed["released_before"]) == (shas[1], shas[1])
+    assert listed["window_base"] is None  # weighed, not cut: only a tag bounds the window
+    assert listed["previous_via"].endswith(f"app@{shas[1]}")
+    # The issue's own events show an earlier release: it failed there already, no bound.
+    failed = await release_of([shas[3], shas[2]], [shas[3], shas[1]])
+    assert (failed["previous"], failed["window_base"], failed["released_before"]) == (
+        shas[2],
+        None,
+        None,
+    )
+    # No list (the tool refused, or Sentry is down): the parent, which bounds nothing.
+    for broken in ([], RuntimeError("502 from Sentry")):
+        parent = await release_of([shas[3]], broken)
+        assert (parent["previous"], parent["previous_via"], parent["released_before"]) == (
+            shas[2],
+            "parent commit",
+            None,
+        )

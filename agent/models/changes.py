@@ -1531,6 +1531,8 @@ def score_hunk(
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif renamed_wire is not None:
         line, text = renamed_wire[0].line, renamed_wire[0].text
+    elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
+        line, text = narrowing_line(hunk)  # type: ignore[misc]
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif replacing is not None and gone | named:
@@ -2184,6 +2186,8 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
         if not owned(callee, path, sig.crash.path):
             continue
         added, removed = changed_in(hunk, callee.name)
+        if not added and not removed:
+            added, removed = constants_changed(hunk, callee.name)
         added, removed = unrenamed(
             [t for t in added if not read_only(t, set())],
             [t for t in removed if not read_only(t, set())],
@@ -2206,6 +2210,8 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
         if why is None and "key" in sig.kinds and dropped & sig.nearby_keys:
             why = "renames or drops a key the failing code reads, so it is now missing"
         exc = f"{sig.crash.exc_type} {sig.crash.exc_value}"
+        if why is None and ("null" in kinds or EMPTY.search(exc)) and narrows(removed, added):
+            why = NARROWS
         if why is None and EMPTY.search(exc) and emptied(removed, added):
             why = "changes a filter or a condition, so what it returns can now be empty"
         # What it returns is the text that fails to parse: other characters replaced or kept,
@@ -2215,6 +2221,91 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
         if why is not None:
             return callee, why
     return None
+
+
+# A top-level constant: `const SQL = `, `QUERY = """`, `private static final String Q =`.
+_CONSTANT = re.compile(
+    r"^(?:export\s+)?(?:(?:const|let|var|val|final|static|private|public|protected|readonly)\s+)*"
+    r"(?:[A-Za-z_][\w<>\[\]]*\s+)?\$?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?![=>])"
+)
+
+
+def constants_changed(hunk: dict[str, Any], name: str) -> tuple[list[str], list[str]]:
+    """The code the hunk adds and removes in the constants beside the function `name` that
+    it reads, as far as the hunk shows that function's body: a query or a pattern kept next
+    to the function that runs it (`const SQL = ...` above `pool.query(SQL, [id])`, a class's
+    `static final String BY_ID` above the method)."""
+    read = names_of(" ".join(code_of(t) for _, t, _ in enclosed(hunk, name)))
+    if not read:
+        return [], []
+
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip())
+
+    lines = new_side(hunk)
+    level = next((indent(t) for _, t, _ in lines if name in header_names(t)), 0)
+    spans: list[tuple[int, int]] = []  # new-side lines of each constant read
+    current: tuple[str, int] | None = None
+    open_string = False
+    for n, text, _ in lines:
+        if text.strip() and indent(text) <= level and not open_string:
+            if current is not None and current[0] in read:
+                spans.append((current[1], n))
+            m = _CONSTANT.match(text.strip())
+            current = (m.group(1).lower(), n) if m and not header_names(text) else None
+        if text.count("`") % 2 or text.count('"""') % 2 or text.count("'''") % 2:
+            open_string = not open_string
+    if current is not None and current[0] in read:
+        spans.append((current[1], (lines[-1][0] + 1) if lines else 0))
+    places = removed_places(hunk)
+    added = [
+        code_of(str(t))
+        for n, t in hunk.get("added") or []
+        if any(a <= int(n) < b for a, b in spans)
+    ]
+    removed = [
+        code_of(str(t))
+        for n, t in hunk.get("removed") or []
+        if any(a <= places.get(int(n), 0.0) < b for a, b in spans)
+    ]
+    return added, removed
+
+
+_SQL = re.compile(r"(?i)\b(?:select|update|delete)\b.*|\b(?:from|join|where)\b")
+_OUTER = re.compile(r"(?i)\b(?:left|right|full)\s+(?:outer\s+)?join\b")
+
+
+NARROWS = "narrows the query it runs, so it can now find no row"
+
+
+def narrowing_line(hunk: dict[str, Any]) -> tuple[int, str] | None:
+    """The added line of a query that joins or conditions what it returns."""
+    for n, t in hunk.get("added") or []:
+        code = code_of(str(t))
+        inner = re.search(r"(?i)\bjoin\b", code) and not _OUTER.search(code)
+        if inner or re.search(r"(?i)\b(?:where|and|having)\b", code):
+            return int(n), code.strip()
+    return None
+
+
+def narrows(removed: list[str], added: list[str]) -> bool:
+    """A query that can now return fewer rows, none for some keys: an outer join made an
+    inner one, another inner join, another condition."""
+    before, after = " ".join(removed), " ".join(added)
+    if not _SQL.search(before + " " + after):
+        return False
+
+    def joins(t: str) -> tuple[int, int]:
+        outer = len(_OUTER.findall(t))
+        return outer, len(re.findall(r"(?i)\bjoin\b", t)) - outer
+
+    conditions = re.compile(r"(?i)\b(?:where|and|having)\b")
+    (outer_b, inner_b), (outer_a, inner_a) = joins(before), joins(after)
+    return (
+        outer_a < outer_b
+        or inner_a > inner_b
+        or len(conditions.findall(after)) > len(conditions.findall(before))
+    )
 
 
 def bound_names(line: str) -> set[str]:

@@ -205,8 +205,42 @@ def code_of(line: str) -> str:
 _FLOOR_DIVISION = re.compile(r"\s*[\w.]+(?:\([^)]*\))?\s*(?:$|[-+*/%)\],;]|\bif\b|\bor\b|\band\b)")
 
 
+def replaced_by(
+    removed: tuple[float, int], places: dict[int, float], added: list[tuple[int, str]]
+) -> tuple[int, str]:
+    """The added line that took the place of a removed one (its place, its old number): in a
+    block of lines rewritten one for one, the one at the same offset (the third of three
+    enum entries for the third); else the added line nearest its place."""
+    place, old = removed
+    block = sorted(o for o, p in places.items() if p == place)
+    offset = block.index(old) if old in block else 0
+    after = [a for a in sorted(added) if a[0] > place]
+    run = [a for i, a in enumerate(after) if a[0] == int(place + 0.5) + i]
+    if len(run) == len(block):
+        return run[offset]
+    return min(added, key=lambda item: (item[0] < place, abs(item[0] - place)))
+
+
 def squash(text: str) -> str:
     return " ".join(text.split())
+
+
+_GLOBAL_NAME = re.compile(r"(?<![\w$\\])\\(?=[A-Za-z_])")
+
+
+_QUOTED = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)""")
+
+
+def tidy(text: str) -> str:
+    """Code as a formatter leaves its meaning: no spaces or line breaks outside strings, no
+    trailing comma before a closing bracket, no leading `\\` of a name in PHP's global
+    namespace."""
+    pieces = _QUOTED.split(code_of(text))
+    return "".join(p if i % 2 else _bare(p) for i, p in enumerate(pieces))
+
+
+def _bare(code: str) -> str:
+    return re.sub(r",(?=[)\]}])", "", _GLOBAL_NAME.sub("", re.sub(r"\s+", "", code)))
 
 
 @dataclass
@@ -1200,6 +1234,15 @@ def score_hunk(
     removed = [code for _, t in hunk.get("removed") or [] if (code := code_of(str(t)))]
     if sorted(squash(t) for _, t in added) == sorted(squash(t) for t in removed):
         return None  # only comments, formatting or blank lines
+    # A formatter's rewrite runs the same: lines split or joined, `\count(` for `count(`, a
+    # trailing comma. Such lines are no change, and a hunk of nothing else is none.
+    if "".join(tidy(t) for _, t in added) == "".join(tidy(t) for t in removed):
+        return None
+    for n, t in list(added):
+        twin = next((r for r in removed if tidy(r) == tidy(t)), None)
+        if twin is not None:
+            added.remove((n, t))
+            removed.remove(twin)
     # A line whose assigned variable only got another name runs the same: not a change.
     renamed = False
     for n, t in list(added):
@@ -1515,15 +1558,11 @@ def score_hunk(
     # changed line is the one that took the place of the line naming it.
     places = removed_places(hunk)
     named_at = [
-        places.get(int(n), 0.0)
+        (places.get(int(n), 0.0), int(n))
         for n, t in hunk.get("removed") or []
         if any(mentions_literal(lit, str(t)) for lit in sig.literals if useful(lit))
     ]
-    replacing = (
-        min(added, key=lambda item: (item[0] < named_at[0], abs(item[0] - named_at[0])))
-        if named_at and added
-        else None
-    )
+    replacing = replaced_by(named_at[0], places, added) if named_at and added else None
     moved = bound_line(added, removed, crash_code, crash.line) if in_crash_file else None
     if in_crash_file and introduced and moved is not None:
         line, text = moved  # the crash line only reflowed: what it indexes with changed

@@ -1343,6 +1343,11 @@ def score_hunk(
             break
     defined = defined_names(hunk)
     called = defined & sig.nearby_names
+    if sig.null_from:
+        # The exception names the call whose result was null: a function called beside it
+        # whose result the failing statement never uses (`code = codes.next()` two lines up)
+        # is not what the failing code calls.
+        called &= set(sig.callees) | sig.null_from
     calls_into = bool(called) and not (in_crash_file and introduced)
     if calls_into:
         score += 4
@@ -1543,6 +1548,18 @@ def score_hunk(
         if fit:
             reasons.append(fit)
         fit = renamed_wire[1]
+    # A column the failing code reads, now taken from an outer join: NULL whenever the join
+    # finds nothing (`LEFT JOIN contacts c ON ... AND c.kind = 'EMAIL'`, `c.value AS email`).
+    outer = (
+        outer_column(hunk, sig.null_from | {normal(k) for k in sig.nearby_keys})
+        if "null" in sig.kinds and not in_crash_file
+        else None
+    )
+    if outer is not None:
+        score += 5
+        fit = (
+            fit or f"reads {outer[2]} from an outer join, which leaves it null when nothing matches"
+        )
     if fit:
         score += 3
         reasons.append(fit)
@@ -1570,6 +1587,8 @@ def score_hunk(
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif renamed_wire is not None:
         line, text = renamed_wire[0].line, renamed_wire[0].text
+    elif outer is not None:
+        line, text = outer[0], outer[1]  # the join that finds nothing
     elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
         line, text = narrowing_line(hunk)  # type: ignore[misc]
     elif binds is not None:
@@ -1606,7 +1625,7 @@ def score_hunk(
         fits=bool(fit),
         producer=(
             not in_crash_file
-            and bool(shaped or produces_null or on_path or key_line or renamed_wire)
+            and bool(shaped or produces_null or on_path or key_line or renamed_wire or outer)
         )
         or made is not None,
         renamed=renamed,
@@ -2324,6 +2343,31 @@ def narrowing_line(hunk: dict[str, Any]) -> tuple[int, str] | None:
         inner = re.search(r"(?i)\bjoin\b", code) and not _OUTER.search(code)
         if inner or re.search(r"(?i)\b(?:where|and|having)\b", code):
             return int(n), code.strip()
+    return None
+
+
+_OUTER_ALIAS = re.compile(
+    r"(?i)\b(?:left|right|full)\s+(?:outer\s+)?join\s+[\w.\"`]+(?:\s+(?:as\s+)?(?!on\b)(\w+))?"
+)
+_AS_COLUMN = re.compile(r"(?i)\b(\w+)\.\w+\s+as\s+[\"`]?(\w+)")
+
+
+def outer_column(hunk: dict[str, Any], wanted: set[str]) -> tuple[int, str, str] | None:
+    """The outer join (line, text) whose table an added line now reads a wanted column from
+    (`c.value AS recipient_email`, wanted as recipientemail), and that column."""
+    if not wanted:
+        return None
+    joins: dict[str, tuple[int, str]] = {}
+    for n, text, _ in new_side(hunk):
+        for m in _OUTER_ALIAS.finditer(code_of(text)):
+            alias = (m.group(1) or "").lower()
+            if alias:
+                joins.setdefault(alias, (n, code_of(text).strip()))
+    for _, t in hunk.get("added") or []:
+        for alias, column in _AS_COLUMN.findall(code_of(str(t))):
+            if alias.lower() in joins and normal(column) in wanted:
+                n, text = joins[alias.lower()]
+                return n, text, column
     return None
 
 

@@ -536,8 +536,16 @@ def retyped(before: str, after: str) -> bool:
 
 
 _RETHROW = re.compile(r"^\s*(raise|throw|rethrow|panic)\b")
+# Handing an error to Sentry by hand (`hub.CaptureException(fmt.Errorf("…: %v", err))`,
+# `Sentry.captureException(err)`): like a re-raise, the frame is where it was reported,
+# and the statement that failed is the one the error came from.
+_CAPTURE = re.compile(
+    r"^\s*(?:[\w$]+\s*\.\s*)*(?:CaptureException|captureException|capture_exception)\s*\("
+)
 # Go's error check: the statement above it is the one that failed.
 _ERR_CHECK = re.compile(r"^\s*if\s+\w*err\w*\s*!=\s*nil\b")
+# The statement that set the error the check tests (`m, err := manifest.Decode(raw)`).
+_ERR_SET = re.compile(r"\berr\w*\s*:?=(?!=)")
 _HANDLER = re.compile(r"^\s*(\}\s*)?(except|catch|rescue)\b|\bcatch\s*\(|^\s*rescue\b")
 _TRY = re.compile(r"^\s*(try|begin)\b")
 
@@ -567,13 +575,17 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     a throw in a catch block, a panic on a checked error) the statements of the guarded
     block, not the raise itself."""
     code = code_of(crash.code).strip()
-    if not _RETHROW.match(code) or not crash.source:
+    if not (_RETHROW.match(code) or _CAPTURE.match(code)) or not crash.source:
         return crash.code, crash.nearby, False
     lines = crash.source
     i = min(crash.line, len(lines)) - 1
-    check = next((j for j in range(i, max(-1, i - 3), -1) if _ERR_CHECK.match(lines[j])), None)
+    check = next((j for j in range(i, max(-1, i - 6), -1) if _ERR_CHECK.match(lines[j])), None)
     if check is not None and check > 0:
-        return lines[check - 1], lines[max(0, check - 3) : check], True
+        above = range(check - 1, max(-1, check - 10), -1)
+        made = next((j for j in above if _ERR_SET.search(code_of(lines[j]))), check - 1)
+        return lines[made], lines[max(0, made - 2) : made + 1], True
+    if _CAPTURE.match(code):
+        return crash.code, crash.nearby, False  # nothing says where the error came from
     handler = next((j for j in range(i, max(-1, i - 12), -1) if _HANDLER.search(lines[j])), None)
     if handler is None and " from " not in code:
         return crash.code, crash.nearby, False
@@ -591,6 +603,15 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     if not body:
         return crash.code, crash.nearby, True
     return body[-1], body, True
+
+
+def statement_line(crash: Crash, code: str) -> int:
+    """The line (1-based) of the crash function's statement `code`, at or above the crash."""
+    wanted = squash(code_of(code))
+    for j in range(min(crash.line, len(crash.source)) - 1, max(-1, crash.line - 41), -1):
+        if squash(code_of(crash.source[j])) == wanted:
+            return j + 1
+    return 0
 
 
 _ASSIGNED = re.compile(
@@ -947,6 +968,7 @@ class Signals:
     types: set[str] = field(default_factory=set)  # the types the failing function and caller name
     # The call the exception says returned the null (Java's helpful NullPointerException).
     null_from: set[str] = field(default_factory=set)
+    guarded_at: int = 0  # behind a re-raise: the line of the statement that failed
     callees: dict[str, Callee] = field(default_factory=dict)  # they make the failing value
 
     @classmethod
@@ -976,6 +998,7 @@ class Signals:
             code=code,
             nearby=nearby,
             rethrow=rethrow,
+            guarded_at=statement_line(crash, code) if rethrow else 0,
             exc_terms=set().union(*(parts(t) for t in crash.exception_terms()), set()),
             code_terms=code_terms,
             exc_names={t.lower() for t in crash.exception_terms()},
@@ -1261,6 +1284,18 @@ def score_hunk(
         and all(_RETHROW.match(t) or _HANDLER.search(t) for _, t in added)
     ):
         return None  # it only changes how the failure is reported, not why it happens
+    if sig.rethrow and path == crash.path and newest and 0 < sig.guarded_at < crash.line:
+        # Past the statement that failed, the error was being handled and reported: those
+        # lines ran after it failed.
+        after = removed_places(hunk)
+        added = [(n, t) for n, t in added if not sig.guarded_at < n <= sig.function_end]
+        removed = [
+            code_of(str(t))
+            for n, t in hunk.get("removed") or []
+            if code_of(str(t)) and not sig.guarded_at < after.get(int(n), 0.0) <= sig.function_end
+        ]
+        if not added and not removed:
+            return None
     if not removed and added and definitions(added[0][1]):
         # Only new functions: nothing the failing run executed changed, unless it calls them.
         new = set().union(*(definitions(t) for _, t in added), set())

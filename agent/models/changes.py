@@ -312,7 +312,31 @@ _KIND_PATTERNS = {
     "format": r"valueerror|numberformat|parse|invalid literal|invalid syntax|malformed|format|"
     r"rangeerror|invalid [a-z]+ (?:code|value|id|name|key)|"
     r"could not convert|invalid (value|number|date|input)|unexpected token|decode",
+    "timeout": r"timeout|timed out|deadline exceeded|etimedout",
 }
+# Where a timeout is set, and the units it is read in.
+_TIMEOUT = re.compile(r"(?i)time_?out|deadline")
+_DURATION = re.compile(
+    r"(?i)\btime\.(?:Duration|Second|Millisecond|Minute)\b|\bDuration\.\w+|\btimedelta\b|"
+    r"\b\w*millis\w*|\bms\b|_ms\b|\bseconds?\b|\.minutes?\b|\*\s*1000\b|/\s*1000\b|"
+    r"\bParseDuration\b|\bAtoi\b|\bParseInt\b|\bto_[if]\b|\bInteger\(|\bFloat\(|\bint\(|\bfloat\("
+)
+
+
+# Go's `time.Duration(ms)`: a count with no unit multiplied in is nanoseconds.
+_BARE_DURATION = re.compile(r"(?<![*]\s)\btime\.Duration\(\s*[\w.]+\s*\)(?!\s*\*)")
+
+
+def retimed(removed: list[str], added: list[str]) -> bool:
+    """A timeout set otherwise: its number, its unit, the setting it is read from."""
+    before, after = " ".join(removed), " ".join(added)
+    if not (_TIMEOUT.search(before) and _TIMEOUT.search(after)):
+        return False
+    return (
+        _DURATION.findall(before) != _DURATION.findall(after)
+        or re.findall(r"\b\d+\b", before) != re.findall(r"\b\d+\b", after)
+        or _strings(before) != _strings(after)
+    )
 
 
 def exception_kinds(exc_type: str, exc_value: str) -> set[str]:
@@ -367,6 +391,8 @@ def fits_kind(
     type/format: a conversion, a literal's type or a format changed where a value is made.
     """
     before, after = " ".join(removed), " ".join(added)
+    if "timeout" in kinds and retimed(removed, added):
+        return "changes a timeout, its unit or the setting it is read from"
     if "null" in kinds:
         # A guard dropped: one the old lines had that the new ones lack (counted, so that a
         # new function with a `.get(` of its own does not hide it, nor a moved one count).
@@ -585,7 +611,13 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
         made = next((j for j in above if _ERR_SET.search(code_of(lines[j]))), check - 1)
         return lines[made], lines[max(0, made - 2) : made + 1], True
     if _CAPTURE.match(code):
-        return crash.code, crash.nearby, False  # nothing says where the error came from
+        # No check above it (`if err == nil { return }` further up): the statement that set
+        # the error it reports, in its function.
+        top = function_start(lines, crash.line)
+        made = next((j for j in range(i - 1, top, -1) if _ERR_SET.search(code_of(lines[j]))), None)
+        if made is None or not re.search(r"\berr\w*\b", code):
+            return crash.code, crash.nearby, False  # nothing says where the error came from
+        return lines[made], lines[max(0, made - 2) : made + 1], True
     handler = next((j for j in range(i, max(-1, i - 12), -1) if _HANDLER.search(lines[j])), None)
     if handler is None and " from " not in code:
         return crash.code, crash.nearby, False
@@ -1319,9 +1351,20 @@ def score_hunk(
         if in_crash_file and introduced and not sig.rethrow
         else None
     )
+    # A call that timed out waited on something else: the same call made before the rewrite
+    # (another header, another argument) is no new wait.
+    waited = (
+        in_crash_file
+        and bool(introduced)
+        and "timeout" in sig.kinds
+        and bool(calls_of(crash_code) & set().union(*(calls_of(t) for t in removed), set()))
+    )
     if passes:
         score += 1.5
         reasons.append(f"rewrites the crash line, but hands {passes} the same arguments as before")
+    elif waited:
+        score += 1.5
+        reasons.append("rewrites the crash line, but the call that timed out was made before too")
     elif in_crash_file and introduced and not sig.rethrow:
         score += 6
         reasons.append("adds the crash line")
@@ -1522,7 +1565,16 @@ def score_hunk(
     if named and not gone:
         score += 2.5 if linked else 1.0
         reasons.append(f"touches {', '.join(sorted(named)[:2])}, which the exception names")
-    relevant = linked or bool(gone) or bool(named) or (in_crash_file and score > 0)
+    # A timeout that fired was set somewhere: where one is set otherwise is on its way,
+    # wherever the setting is read.
+    timed = "timeout" in sig.kinds and retimed(removed, [t for _, t in added])
+    if timed and not linked:
+        score += 5
+        reasons.append("changes where a timeout is set, and the request timed out")
+    if timed and _BARE_DURATION.search(" ".join(t for _, t in added)):
+        score += 2
+        reasons.append("makes a duration of a bare number, which Go counts in nanoseconds")
+    relevant = linked or timed or bool(gone) or bool(named) or (in_crash_file and score > 0)
 
     # What follows the crash line in its own function had not run when it failed (a removed
     # line's place at the release: its old number shifted as the hunk's start was).
@@ -1624,6 +1676,17 @@ def score_hunk(
         line, text = renamed_wire[0].line, renamed_wire[0].text
     elif outer is not None:
         line, text = outer[0], outer[1]  # the join that finds nothing
+    elif timed and not linked:
+        # Where the timeout is now set: a bare duration first, else the first timeout line.
+        line, text = next(
+            (
+                (n, t.strip())
+                for pattern in (_BARE_DURATION, _TIMEOUT)
+                for n, t in added
+                if pattern.search(t)
+            ),
+            (added[0][0], added[0][1].strip()) if added else (start, ""),
+        )
     elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
         line, text = narrowing_line(hunk)  # type: ignore[misc]
     elif binds is not None:
@@ -1664,7 +1727,7 @@ def score_hunk(
         )
         or made is not None,
         renamed=renamed,
-        passes=bool(passes),
+        passes=bool(passes) or waited,
         returns=made[0].name if made is not None else "",
     )
 

@@ -221,6 +221,32 @@ def replaced_by(
     return min(added, key=lambda item: (item[0] < place, abs(item[0] - place)))
 
 
+_DESTRUCTURE = re.compile(r"\b(?:const|let|var)\s*\{([^}=]*)\}\s*=\s*([\w$.]+)\s*;?\s*$")
+
+
+def destructured(lines: list[str]) -> dict[str, str]:
+    """`const { a, b: c } = obj` → {"obj.a": "a", "obj.b": "c"} (no defaults: those differ)."""
+    out: dict[str, str] = {}
+    for line in lines:
+        m = _DESTRUCTURE.search(code_of(line))
+        if not m:
+            continue
+        for part in m.group(1).split(","):
+            field_name, _, alias = (x.strip() for x in part.partition(":"))
+            if re.fullmatch(r"[\w$]+", field_name) and (
+                not alias or re.fullmatch(r"[\w$]+", alias)
+            ):
+                out[f"{m.group(2)}.{field_name}"] = alias or field_name
+    return out
+
+
+def spread(line: str, unpacked: dict[str, str]) -> str:
+    """The line with each destructured field read by the name it was bound to."""
+    for path, name in unpacked.items():
+        line = re.sub(rf"(?<![\w$.]){re.escape(path)}(?![\w$])", name, line)
+    return line
+
+
 def squash(text: str) -> str:
     return " ".join(text.split())
 
@@ -1298,6 +1324,19 @@ def score_hunk(
         if twin is not None:
             added.remove((n, t))
             removed.remove(twin)
+    # Fields destructured into names (`const { recipient } = msg`, then `recipient.x` for
+    # `msg.recipient.x`): the same reads; the destructuring goes with the lines it replaced.
+    unpacked = destructured([t for _, t in added])
+    if unpacked:
+        matched = 0
+        for n, t in list(added):
+            twin = next((r for r in removed if tidy(spread(r, unpacked)) == tidy(t)), None)
+            if twin is not None:
+                added.remove((n, t))
+                removed.remove(twin)
+                matched += 1
+        if matched and not removed:
+            added = [(n, t) for n, t in added if not _DESTRUCTURE.search(t)]
     # A line whose assigned variable only got another name runs the same: not a change.
     renamed = False
     for n, t in list(added):

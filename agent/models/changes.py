@@ -1027,6 +1027,7 @@ class Signals:
     # The call the exception says returned the null (Java's helpful NullPointerException).
     null_from: set[str] = field(default_factory=set)
     guarded_at: int = 0  # behind a re-raise: the line of the statement that failed
+    numbers: set[str] = field(default_factory=set)  # the numbers the message quotes
     callees: dict[str, Callee] = field(default_factory=dict)  # they make the failing value
 
     @classmethod
@@ -1084,6 +1085,7 @@ class Signals:
                 )
             },
             literals=literals,
+            numbers=set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", crash.exc_value)),
             stack_by_path=stack,
             path_names=path_names,
             kinds=crash.kinds | (caught_kinds(crash) if rethrow else set()),
@@ -1686,6 +1688,12 @@ def score_hunk(
         fit = (
             fit or f"reads {outer[2]} from an outer join, which leaves it null when nothing matches"
         )
+    # The message quotes the value the failing call got (`maximum 20 is less than minimum
+    # 500`): a change that now sets a name the call reads to that number made it.
+    quoted = set_to_quoted(added, removed, sig) if sig.numbers else None
+    if quoted is not None:
+        score += 4
+        fit = fit or f"now sets {quoted[0]} to {quoted[1]}, the value the exception quotes"
     if fit:
         score += 3
         reasons.append(fit)
@@ -2506,6 +2514,36 @@ def outer_column(hunk: dict[str, Any], wanted: set[str]) -> tuple[int, str, str]
                 n, text = joins[alias.lower()]
                 return n, text, column
     return None
+
+
+_SETS = re.compile(
+    r"^\s*(?:(?:val|var|let|const|final)\s+)?\$?([A-Za-z_]\w*)\s*(?::[^=]*)?[:=](?!=)\s*(.+)"
+)
+
+
+def set_to_quoted(
+    added: list[tuple[int, str]], removed: list[str], sig: Signals
+) -> tuple[str, str] | None:
+    """(name, number) when an added line sets a name the failing statement reads (an
+    argument, a named argument, a field) to a number the message quotes, which the removed
+    lines did not."""
+    direct = {n for n, d in sig.path_names.items() if d == 0}
+    before = {x.replace("_", "") for t in removed for x in re.findall(r"\b\d[\d_]*\b", t)}
+    for _, t in added:
+        m = _SETS.match(code_of(t))
+        if not m or m.group(1).lower() not in direct:
+            continue
+        # The number is the value itself, or what it falls back to (`?: 20`, `|| 20`).
+        whole = _VALUE_NUMBER.search(m.group(2))
+        plain = whole.group(1).replace("_", "") if whole else ""
+        if plain in sig.numbers and plain not in before:
+            return m.group(1), plain
+    return None
+
+
+_VALUE_NUMBER = re.compile(
+    r"(?:^|\?:|\?\?|\|\||\bor\b|\bget\w*\([^()]*,)\s*(\d[\d_]*(?:\.\d+)?)[LlFfDd]?\s*\)*\s*[,;]?\s*$"
+)
 
 
 def narrows(removed: list[str], added: list[str]) -> bool:

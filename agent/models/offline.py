@@ -259,6 +259,20 @@ class OfflineInvestigator:
                 f"{i.get('shortId')}: {str(i.get('title'))[:80]}" for _, _, i in ranked[:4]
             )
             return f"{self.words.which_issue} {options}"
+        return self.breaking(best, [i for _, _, i in ranked[1:]])
+
+    def breaking(self, best: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
+        """A message that reports the symptom ("payouts stuck: 3") has no stack to follow:
+        the error that first appeared in the same window is where it breaks, if there is one."""
+        title = str(best.get("title") or "")
+        if relevance.EXCEPTION_TITLE.match(title) or best.get("level") in ("error", "fatal"):
+            return best
+        since = self.scope.since
+        for issue in others:
+            first = relevance.parse_time(issue.get("firstSeen"))
+            is_error = relevance.EXCEPTION_TITLE.match(str(issue.get("title") or ""))
+            if is_error and first is not None and since is not None and first >= since:
+                return issue
         return best
 
     def revision(self, trail: Trail, event: dict[str, Any]) -> str | None:

@@ -1158,6 +1158,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
     later: dict[str, list[list[dict[str, Any]]]] = {}  # each file's hunks of newer commits
     best: dict[str, list[Change]] = {}
     blame_seen: set[str] = set()  # commits blame of the crash line names, in the crash file
+    stale: set[str] = set()  # commits that wrote the crash line weeks before the errors
     rank_no = 0
 
     def remember(files: list[dict[str, Any]]) -> None:
@@ -1180,6 +1181,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
         if crash.first_seen and when and when > crash.first_seen:
             remember(files)
             continue  # landed after the errors began: not their cause
+        age_days = 0.0
         if crash.first_seen and when:
             # How long before the first error it landed: a fault shows up soon after it ships.
             age_days = max(0.0, (crash.first_seen - when).total_seconds() / 86400)
@@ -1206,6 +1208,14 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
                 if change is None:
                     continue
                 change.score += recency
+                if change.on_crash_line and age_days > STALE_DAYS:
+                    # It ran for weeks without failing: the crash line alone did not break,
+                    # and blame naming it says the line is old, not that it is the fault.
+                    change.score -= 3
+                    change.reasons.append(
+                        f"the crash line ran {age_days:.0f} days before the errors began"
+                    )
+                    stale.add(change.sha)
                 if ran_before:
                     change.score *= RAN_BEFORE
                     change.reasons.append("it ran in the release before without these errors")
@@ -1214,6 +1224,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
                     and commit.get("sha") == crash.blamed
                     and not change.renamed
                     and not change.passes
+                    and change.sha not in stale
                 ):
                     change.blamed = True
                     if path == crash.path:
@@ -1226,7 +1237,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
     for hunks in best.values():
         hunks.sort(key=lambda c: -c.score)
         top = hunks[0]
-        if top.sha in blame_seen:
+        if top.sha in blame_seen and top.sha not in stale:
             # Blame names the commit, not which of its hunks: it counts once the commit's
             # best hunk is chosen.
             top.blamed = True
@@ -1251,6 +1262,8 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
 
 # A commit the release before already held ran without the errors: it counts for this much.
 RAN_BEFORE = 0.5
+# A crash line written this many days before the first error had been running fine.
+STALE_DAYS = 14
 
 
 def shift(line: int, hunks: list[dict[str, Any]]) -> int | None:

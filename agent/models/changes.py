@@ -663,6 +663,17 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     return body[-1], body, True
 
 
+def aside(text: str, sig: Signals) -> bool:
+    """The line only binds names the failing value is not made of (every name left of its
+    `=`: `region, _ :=` binds region too)."""
+    code = code_of(text).strip()
+    if bindings(code) is None:
+        return False
+    left = re.split(r":=|(?<![=!<>+\-*/%&|^])=(?![=>])", code, maxsplit=1)[0]
+    targets = names_of(left) - {"_"}
+    return bool(targets) and not targets & set(sig.path_names)
+
+
 def statement_line(crash: Crash, code: str) -> int:
     """The line (1-based) of the crash function's statement `code`, at or above the crash."""
     wanted = squash(code_of(code))
@@ -701,8 +712,10 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
         header = src[start] if start < len(src) else ""
         params = names_of(header.partition("(")[2])
         failing = [i for i, p in enumerate(parameters(header)) if p in names]
+        # Not a frame of the crashing function itself: a wrapper raised in its handler
+        # (`throw new Rejected(..., e)` below the call that failed) is no caller.
         callers = [
-            (f, p) for f, p in crash.stack if f.lineno != crash.line or f.function != crash.function
+            (f, p) for f, p in crash.stack if f.function != crash.function or p != crash.path
         ]
         if params & set(names) and callers and callers[0][0].context_line:
             caller, path = callers[0]
@@ -1428,10 +1441,11 @@ def score_hunk(
     elif in_crash_file and newest:
         lines = [n for n, _ in added] or [start]
         first, _ = sig.function_lines
-        # Lines above the crash that only read (a new log line) change nothing it computes.
-        lines = [n for n, t in added if not read_only(t, set(sig.path_names))] or (
-            [start] if not added or removed else []
-        )
+        # Lines above the crash that only read (a new log line), or bind a name the failing
+        # value is not made of (`messageId` for a log line), change nothing it computes.
+        lines = [
+            n for n, t in added if not read_only(t, set(sig.path_names)) and not aside(t, sig)
+        ] or ([start] if not added or removed else [])
         inside = any(first <= n <= crash.line for n in lines)
         above = [n for n in lines if first <= n <= crash.line] or lines or [start]
         distance = min(abs(crash.line - n) for n in above)
@@ -1445,8 +1459,8 @@ def score_hunk(
             reasons.append(f"changes the crashing function {distance} line(s) from the crash")
     frame_line: tuple[int, str] | None = None
     for depth, frame in sig.stack_by_path.get(path, []):
-        if in_crash_file and frame.lineno == crash.line:
-            continue
+        if in_crash_file and (frame.lineno == crash.line or frame.function == crash.function):
+            continue  # the crash itself, or the handler in its function that reported it
         by_text = [
             (n, t)
             for n, t in added

@@ -573,13 +573,35 @@ def crash_frame(
     """
     for app_only in (True, False):
         for exc in excs:
-            for frame in reversed(exc.frames):
+            frames = list(reversed(exc.frames))
+            for i, frame in enumerate(frames):
                 if app_only and is_library(frame):
                     continue
                 path = resolve_path(frame, repo_files)
                 if path is not None:
-                    return exc, frame, path
+                    caller = call_site(exc, frames[i + 1 : i + 2], repo_files)
+                    return (exc, *caller) if caller else (exc, frame, path)
     return None
+
+
+# PHP reports a wrong argument at the callee's declaration, and says where it was called:
+# `bultos(): Argument #2 ($maximoKg) must be of type float, null given, called in
+# /var/www/.../class-calculadora.php on line 32`.
+_CALLED_IN = re.compile(r"\bcalled in (\S+) on line (\d+)")
+
+
+def call_site(
+    exc: ExceptionInfo, outer: Sequence[Frame], repo_files: Sequence[str]
+) -> tuple[Frame, str] | None:
+    """The caller's frame, when the exception says the failure is the call it made."""
+    m = _CALLED_IN.search(exc.value or "")
+    if not m or not outer or outer[0].lineno != int(m.group(2)):
+        return None
+    name = m.group(1).replace("\\", "/").rsplit("/", 1)[-1]
+    frame = outer[0]
+    path = resolve_path(frame, repo_files)
+    where = (frame.abs_path or frame.filename or "").replace("\\", "/")
+    return (frame, path) if path is not None and where.endswith(name) else None
 
 
 def callee(exc: ExceptionInfo, frame: Frame) -> str:

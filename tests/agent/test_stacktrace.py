@@ -604,3 +604,30 @@ def test_exception_info_shape() -> None:
         "module": None,
         "frames": [],
     }
+
+
+def test_a_php_argument_error_is_followed_to_the_call_that_passed_the_argument() -> None:
+    # PHP reports the wrong argument at the callee's declaration and names the call site.
+    root = "/var/www/html/wp-content/plugins/tarifas/includes/"
+    frames = [
+        frame(filename=root + "class-metodo-envio.php", absPath=root + "class-metodo-envio.php",
+              function="MetodoEnvio::calcular", lineNo=37, inApp=True),
+        frame(filename=root + "class-calculadora.php", absPath=root + "class-calculadora.php",
+              function="Calculadora::precio", lineNo=32, inApp=True),
+        frame(filename=root + "class-calculadora.php", absPath=root + "class-calculadora.php",
+              function="Calculadora::bultos", lineNo=39, inApp=True),
+    ]  # fmt: skip
+    files = ["includes/class-calculadora.php", "includes/class-metodo-envio.php"]
+    message = (
+        "Calculadora::bultos(): Argument #2 ($maximoKg) must be of type float, null given, "
+        f"called in {root}class-calculadora.php on line 32"
+    )
+    found = crash_frame(exceptions(event([exc("TypeError", message, frames)], "php")), files)
+    assert found is not None and (found[1].lineno, found[2]) == (
+        32,
+        "includes/class-calculadora.php",
+    )
+    # Without the call site in the message, the innermost frame stays the crash.
+    plain = "Calculadora::bultos(): Argument #2 ($maximoKg) must be of type float, null given"
+    found = crash_frame(exceptions(event([exc("TypeError", plain, frames)], "php")), files)
+    assert found is not None and found[1].lineno == 39

@@ -38,6 +38,18 @@ DECLARATION = re.compile(
     r'"""|\'\'\')'
 )
 DOCS = (".md", ".markdown", ".txt", ".rst", ".adoc")
+# Tests never ran in the process that failed: `tests/…`, `test_x.py`, `x_test.go`,
+# `x.spec.ts`, `XTest.java`, `spec/…`.
+_TEST_PATH = re.compile(
+    r"(?:^|/)(?:tests?|spec|__tests__|src/test)/|(?:^|/)test_[^/]*\.py$|_test\.(?:go|py|rb)$|"
+    r"_spec\.rb$|\.(?:spec|test)\.[jt]sx?$|Tests?\.(?:java|kt|cs|php)$"
+)
+
+
+def is_test(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
 # A null handed on as a value (assigned, returned, a field), not compared against and not
 # the nil beside an error in Go's `return nil, err` (an element ending a line, `null,`, is).
 NULL_LITERAL = re.compile(
@@ -1207,7 +1219,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
         for f in files:
             path = f.get("path") or ""
             newest = path not in seen_paths
-            if path.lower().endswith(DOCS):
+            if path.lower().endswith(DOCS) or (is_test(path) and not is_test(crash.path)):
                 continue
             for raw in f.get("hunks") or []:
                 # Each hunk is followed to the release on its own: one that can be says
@@ -1703,6 +1715,17 @@ def score_hunk(
         if fit:
             reasons.append(fit)
         fit = renamed_wire[1]
+    # A call elsewhere to a function of the stack (a task enqueued, a handler dispatched)
+    # now hands it other arguments: the caller, across a queue or a framework, is the fault.
+    handed = (
+        None
+        if path in sig.stack_by_path
+        else rehanded([t for _, t in added], removed, stack_functions(sig))
+    )
+    if handed is not None:
+        score += 7 if handed[1] else 5
+        shifted = "the number or the order of " if handed[1] else ""
+        fit = fit or f"changes {shifted}the arguments handed to {handed[0]}, which failed on them"
     # A column the failing code reads, now taken from an outer join: NULL whenever the join
     # finds nothing (`LEFT JOIN contacts c ON ... AND c.kind = 'EMAIL'`, `c.value AS email`).
     outer = (
@@ -2051,7 +2074,7 @@ def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     found: list[Change] = []
     for f in root.get("files") or []:
         path = f.get("path") or ""
-        if path.lower().endswith(DOCS):
+        if path.lower().endswith(DOCS) or (is_test(path) and not is_test(crash.path)):
             continue
         for raw in f.get("hunks") or []:
             lines = [(int(n), str(t)) for n, t in raw.get("added") or []]
@@ -2516,6 +2539,70 @@ def narrowing_line(hunk: dict[str, Any]) -> tuple[int, str] | None:
         if inner or re.search(r"(?i)\b(?:where|and|having)\b", code):
             return int(n), code.strip()
     return None
+
+
+_ENQUEUE = (
+    r"(?:\s*\.\s*(?:delay|apply_async|perform_async|perform_later|perform_now|dispatch|send))?"
+)
+
+
+def stack_functions(sig: Signals) -> set[str]:
+    """The names of the stack's application functions (a task, a job, a handler)."""
+    out = set()
+    for frames in sig.stack_by_path.values():
+        for _, frame in frames:
+            pieces = [p for p in re.split(r"[.:#/\\\s()*]+", frame.function or "") if p]
+            # A job or a handler is enqueued by its class (`RefundJob#perform` ←
+            # `RefundJob.perform_async(...)`), a function by its own name.
+            for name in (
+                pieces[-2:] if len(pieces) > 1 and pieces[-2][:1].isupper() else pieces[-1:]
+            ):
+                if useful(name.lower()) and len(name) >= 4:
+                    out.add(name.strip("<>"))
+    return out
+
+
+def rehanded(added: list[str], removed: list[str], names: set[str]) -> tuple[str, bool] | None:
+    """The stack function that a changed call now hands other arguments (`task.delay(a, b)`
+    → `task.delay(a, c, b)`), as far as the hunk shows the call before and after, and
+    whether their number or their order changed (a positional mix-up)."""
+    after, before = " ".join(added), " ".join(removed)
+    for name in sorted(names):
+        call = re.compile(rf"(?<![\w$]){re.escape(name)}{_ENQUEUE}\s*\(")
+        new, old = call.search(after), call.search(before)
+        if not (new and old):
+            continue
+        a = _args_after(after, new.end())
+        b = _args_after(before, old.end())
+        if a is not None and b is not None and tidy(a) != tidy(b):
+            return name, _arity(a) != _arity(b) or sorted(_split_args(a)) == sorted(_split_args(b))
+    return None
+
+
+def _split_args(args: str) -> list[str]:
+    """Top-level arguments, tidied."""
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(tidy(cur))
+            cur = ""
+        else:
+            cur += ch
+    return [a for a in [*out, tidy(cur)] if a]
+
+
+def _arity(args: str) -> int:
+    return len(_split_args(args))
+
+
+def _args_after(text: str, open_at: int) -> str | None:
+    """The argument list that starts just after the `(` ending at `open_at`."""
+    depth, i = 1, open_at
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return text[open_at : i - 1] if depth == 0 else None
 
 
 _OUTER_ALIAS = re.compile(

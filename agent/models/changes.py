@@ -332,6 +332,8 @@ class Change:
     blamed: bool = False  # blame of the crash line names this commit
     renamed: bool = False  # it only renamed a variable on the crash line
     passes: bool = False  # it rewrote the crash line but hands the failing call the same values
+    rewrote: bool = False  # it rewrote a crash line that was there before, calling the same
+    also: list[str] = field(default_factory=list)  # other files of the commit that fit too
     returns: str = ""  # the function returning the failing value whose body it changes
 
 
@@ -673,6 +675,16 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
     if not body:
         return crash.code, crash.nearby, True
     return body[-1], body, True
+
+
+def rewritten_statement(code: str, removed: list[str]) -> bool:
+    """The removed lines already did what the crash line does: it calls what they called,
+    or every name it uses was theirs (`if (user.deletedAt) {…}` → `return user.deletedAt ? …`)."""
+    gone = " ".join(removed)
+    if (calls_of(code) - NOISE) & calls_of(gone):
+        return True
+    names = {n for n in names_of(code_of(code)) if useful(n)} - stacktrace.STOPWORDS
+    return len(names) >= 2 and names <= names_of(gone)
 
 
 def aside(text: str, sig: Signals) -> bool:
@@ -1278,6 +1290,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
             producer.reasons.append(f"the same commit changed {top.path}, on the stack")
             producer.score = top.score + 1
             top = producer
+        top.also = sorted({h.path for h in hunks if h.fits and h.path != top.path})
         out.append(top)
     out = off_value_path(sig, sorted(out, key=lambda c: -c.score))
     # A candidate needs a reason of its own: recency and shared words alone (a commit of
@@ -1825,6 +1838,7 @@ def score_hunk(
         or made is not None,
         renamed=renamed,
         passes=bool(passes) or waited,
+        rewrote=bool(in_crash_file and introduced) and rewritten_statement(crash_code, removed),
         returns=made[0].name if made is not None else "",
     )
 
@@ -2664,8 +2678,8 @@ def narrows(removed: list[str], added: list[str]) -> bool:
     """A query that can now return fewer rows, none for some keys: an outer join made an
     inner one, another inner join, another condition."""
     before, after = " ".join(removed), " ".join(added)
-    if not _SQL.search(before + " " + after):
-        return False
+    if not (_SQL.search(before) and _SQL.search(after)):
+        return False  # a new query narrows nothing that was there before
 
     def joins(t: str) -> tuple[int, int]:
         outer = len(_OUTER.findall(t))

@@ -637,7 +637,18 @@ class Analysis:
             down.append("the suspect line could not be mapped to the release")
         complete = known and self.change_line is not None
         agree = c.blamed or c.on_crash_line or c.producer
-        if complete and c.fits and agree and margin >= 4 and c.score >= 10:
+        # A crash line rewritten around calls it already made is often a tidy-up beside the
+        # fault; a runner-up elsewhere that fits the exception keeps that open.
+        rival = next(
+            (r for r in self.ranking[1:3] if r.fits and r.path != c.path and r.sha != c.sha), None
+        )
+        on_stack = {p for _, p in self.crash.stack} if self.crash is not None else set()
+        if c.rewrote and rival is not None:
+            down.append(f"the crash line was only rewritten, and {rival.path} also fits")
+        elif c.path not in on_stack and c.also:
+            # Which file of the commit broke it is open when another one fits as well.
+            down.append(f"the same commit also changed {c.also[0]} in a way that fits")
+        elif complete and c.fits and agree and margin >= 4 and c.score >= 10:
             return "high", up, down
         if c.score >= 6 and margin >= 1.5 and (c.fits or agree):
             return "medium", up, down

@@ -1,0 +1,31 @@
+""" "High" needs one clear winner: not a crash line that was only rewritten while a change
+elsewhere also fits the exception."""
+
+from agent import stacktrace
+from agent.models.changes import Change
+from agent.models.offline import Analysis
+from tests.agent.test_changes import crash, frame
+
+
+def change(sha: str, path: str, score: float, **kw) -> Change:
+    base = dict(sha=sha, summary="", author="", date="2026-11-27T10:00:00Z", path=path)
+    base |= dict(hunk={}, line=3, text="x", score=score, newest_for_path=True, fits=True)
+    return Change(**(base | kw))
+
+
+def analysis(winner: Change, rival: Change) -> Analysis:
+    f = frame("app/comments.ts", 3, "author", "return user.deletedAt ? a : user;")
+    exc = stacktrace.ExceptionInfo(type="TypeError", value="x", module=None, frames=[f])
+    a = Analysis(issue={}, event={}, exc=exc, frame=f, path="app/comments.ts", revision="a" * 40)
+    a.crash = crash(path="app/comments.ts", line=3, stack=[(f, "app/comments.ts")])
+    a.change, a.ranking, a.change_line = winner, [winner, rival], 3
+    return a
+
+
+def test_a_rewritten_crash_line_with_a_fitting_rival_elsewhere_is_not_high():
+    rival = change("loader", "app/loaders.ts", 14.0)
+    rewrite = change("tidy", "app/comments.ts", 22.0, on_crash_line=True, blamed=True, rewrote=True)
+    level, _, lowered = analysis(rewrite, rival).confidence()
+    assert level != "high" and any("only rewritten" in d for d in lowered)
+    written = change("tidy", "app/comments.ts", 22.0, on_crash_line=True, blamed=True)
+    assert analysis(written, rival).confidence()[0] == "high"  # a new line: it may well be it

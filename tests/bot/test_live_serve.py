@@ -551,8 +551,9 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
     expected = {
         credentials: [
             "✗ Slack: auth.test refused the token (invalid_auth) — fix: set SLACK_BOT_TOKEN",
-            f"✗ {orders.key}: Sentry: 3 tools, but reading the issues of acme/",
-            f"✗ {catalog.key}: Sentry: 3 tools, but reading the issues of shop/",
+            # How many catalog tools a refused token still resolves varies: not the point.
+            f"✗ {orders.key}: Sentry: ",
+            f"✗ {catalog.key}: Sentry: ",
             f"✓ {orders.key}: code: ",
             f"✗ {orders.key}: GitHub acme/orders-tracker: readable, but the token may not "
             "create issues (GitHub wants issues=write) — fix: give GITHUB_TOKEN issues:write",
@@ -573,6 +574,8 @@ async def test_check_passes_on_a_good_setup_and_names_the_fix_of_each_broken_pie
             found = [x for x in marks(out) if x.startswith(start)]
             assert len(found) == 1, (start, out)
             assert found[0].startswith("✓") or "— fix: " in found[0], found[0]
+    refused = [x for x in marks(credentials[1]) if ": Sentry: " in x]
+    assert refused and all("tools, but reading the issues of " in x for x in refused), refused
 
 
 async def test_a_worker_process_with_no_scenario_investigates_from_the_projects_file(

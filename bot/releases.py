@@ -155,7 +155,14 @@ class Releases:
 
     async def _with_previous(self, release: Release) -> Release:
         assert release.commit is not None
-        code, tag = await self.mirror.git("describe", "--tags", "--abbrev=0", f"{release.commit}^")
+        # With no tag at all, `git describe` would walk the whole history to say so.
+        code, tags = await self.mirror.git("for-each-ref", "--count=1", "refs/tags")
+        if code == 0 and tags:
+            code, tag = await self.mirror.git(
+                "describe", "--tags", "--abbrev=0", f"{release.commit}^"
+            )
+        else:
+            code, tag = 1, ""
         if code == 0 and tag:
             previous = await self.mirror.commit_of(f"refs/tags/{tag}")
             if previous is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePosixPath
@@ -257,6 +258,21 @@ def spread(line: str, unpacked: dict[str, str]) -> str:
     for path, name in unpacked.items():
         line = re.sub(rf"(?<![\w$.]){re.escape(path)}(?![\w$])", name, line)
     return line
+
+
+def pair_off(
+    added: list[tuple[int, str]], removed: list[str], same: Callable[[str, str], bool]
+) -> list[str]:
+    """Drop each added line that has a removed twin (`same(removed, added)`), and the twin;
+    the added lines dropped."""
+    dropped = []
+    for n, t in list(added):
+        twin = next((r for r in removed if same(r, t)), None)
+        if twin is not None:
+            added.remove((n, t))
+            removed.remove(twin)
+            dropped.append(t)
+    return dropped
 
 
 def squash(text: str) -> str:
@@ -680,11 +696,15 @@ def failing_lines(crash: Crash) -> tuple[str, list[str], bool]:
 def rewritten_statement(code: str, removed: list[str]) -> bool:
     """The removed lines already did what the crash line does: it calls what they called,
     or every name it uses was theirs (`if (user.deletedAt) {…}` → `return user.deletedAt ? …`)."""
-    gone = " ".join(removed)
-    if (calls_of(code) - NOISE) & calls_of(gone):
+    if calls_again(code, removed):
         return True
     names = {n for n in names_of(code_of(code)) if useful(n)} - stacktrace.STOPWORDS
-    return len(names) >= 2 and names <= names_of(gone)
+    return len(names) >= 2 and names <= names_of(" ".join(removed))
+
+
+def calls_again(code: str, removed: list[str]) -> bool:
+    """The line makes a call the removed lines made."""
+    return bool((calls_of(code) - NOISE) & calls_of(" ".join(removed)))
 
 
 def aside(text: str, sig: Signals) -> bool:
@@ -890,11 +910,17 @@ def call_arguments(line: str, function: str) -> str | None:
     m = re.search(rf"\b{re.escape(function)}\s*\(", line, re.IGNORECASE) if function else None
     if m is None:
         return None
-    depth, i = 1, m.end()
-    while i < len(line) and depth:
-        depth += {"(": 1, ")": -1}.get(line[i], 0)
+    end = closing(line, m.end())
+    return line[m.end() : (end if end is not None else len(line)) - 1]
+
+
+def closing(text: str, open_at: int) -> int | None:
+    """Just past the `)` that closes the `(` ending at `open_at`; None when none does."""
+    depth, i = 1, open_at
+    while i < len(text) and depth:
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
         i += 1
-    return line[m.end() : i - 1]
+    return i if depth == 0 else None
 
 
 def caller_body(crash: Crash, caller: stacktrace.Frame, path: str) -> list[str]:
@@ -1065,6 +1091,7 @@ class Signals:
     null_from: set[str] = field(default_factory=set)
     guarded_at: int = 0  # behind a re-raise: the line of the statement that failed
     numbers: set[str] = field(default_factory=set)  # the numbers the message quotes
+    stack_functions: set[str] = field(default_factory=set)  # the stack's own functions
     callees: dict[str, Callee] = field(default_factory=dict)  # they make the failing value
 
     @classmethod
@@ -1124,6 +1151,7 @@ class Signals:
             literals=literals,
             numbers=set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", crash.exc_value)),
             stack_by_path=stack,
+            stack_functions=stack_functions(stack),
             path_names=path_names,
             kinds=crash.kinds | (caught_kinds(crash) if rethrow else set()),
             function_lines=(start, crash.line),
@@ -1366,38 +1394,22 @@ def score_hunk(
     # Comments, docstrings and blank lines change nothing a request runs: judge code alone.
     added = [(int(n), code) for n, t in hunk.get("added") or [] if (code := code_of(str(t)))]
     removed = [code for _, t in hunk.get("removed") or [] if (code := code_of(str(t)))]
-    if sorted(squash(t) for _, t in added) == sorted(squash(t) for t in removed):
-        return None  # only comments, formatting or blank lines
     # A formatter's rewrite runs the same: lines split or joined, `\count(` for `count(`, a
-    # trailing comma. Such lines are no change, and a hunk of nothing else is none.
+    # trailing comma, comments and blank lines. Such lines are no change.
     if "".join(tidy(t) for _, t in added) == "".join(tidy(t) for t in removed):
         return None
-    for n, t in list(added):
-        twin = next((r for r in removed if tidy(r) == tidy(t)), None)
-        if twin is not None:
-            added.remove((n, t))
-            removed.remove(twin)
+    pair_off(added, removed, lambda r, t: tidy(r) == tidy(t))
     # Fields destructured into names (`const { recipient } = msg`, then `recipient.x` for
     # `msg.recipient.x`): the same reads; the destructuring goes with the lines it replaced.
     unpacked = destructured([t for _, t in added])
     if unpacked:
-        matched = 0
-        for n, t in list(added):
-            twin = next((r for r in removed if tidy(spread(r, unpacked)) == tidy(t)), None)
-            if twin is not None:
-                added.remove((n, t))
-                removed.remove(twin)
-                matched += 1
-        if matched and not removed:
+        same = pair_off(added, removed, lambda r, t: tidy(spread(r, unpacked)) == tidy(t))
+        if same and not removed:
             added = [(n, t) for n, t in added if not _DESTRUCTURE.search(t)]
     # A line whose assigned variable only got another name runs the same: not a change.
-    renamed = False
-    for n, t in list(added):
-        twin = next((r for r in removed if same_but_names(r, t)), None)
-        if twin is not None:
-            added.remove((n, t))
-            removed.remove(twin)
-            renamed = renamed or squash(t) == squash(code_of(crash.code))
+    renamed = any(
+        squash(t) == squash(code_of(crash.code)) for t in pair_off(added, removed, same_but_names)
+    )
     if not added and not removed:
         return None
     if all(prose(t) for _, t in added) and all(prose(t) for t in removed):
@@ -1413,11 +1425,10 @@ def score_hunk(
         # lines ran after it failed.
         after = removed_places(hunk)
         added = [(n, t) for n, t in added if not sig.guarded_at < n <= sig.function_end]
-        removed = [
-            code_of(str(t))
-            for n, t in hunk.get("removed") or []
-            if code_of(str(t)) and not sig.guarded_at < after.get(int(n), 0.0) <= sig.function_end
-        ]
+        for n, t in hunk.get("removed") or []:
+            code = code_of(str(t))
+            if code in removed and sig.guarded_at < after.get(int(n), 0.0) <= sig.function_end:
+                removed.remove(code)
         if not added and not removed:
             return None
     if not removed and added and definitions(added[0][1]):
@@ -1449,7 +1460,7 @@ def score_hunk(
         in_crash_file
         and bool(introduced)
         and "timeout" in sig.kinds
-        and bool(calls_of(crash_code) & set().union(*(calls_of(t) for t in removed), set()))
+        and calls_again(crash_code, removed)
     )
     if passes:
         score += 1.5
@@ -1733,7 +1744,7 @@ def score_hunk(
     handed = (
         None
         if path in sig.stack_by_path
-        else rehanded([t for _, t in added], removed, stack_functions(sig))
+        else rehanded([t for _, t in added], removed, sig.stack_functions)
     )
     if handed is not None:
         score += 7 if handed[1] else 5
@@ -2560,10 +2571,10 @@ _ENQUEUE = (
 )
 
 
-def stack_functions(sig: Signals) -> set[str]:
+def stack_functions(stack: dict[str, list[tuple[int, stacktrace.Frame]]]) -> set[str]:
     """The names of the stack's application functions (a task, a job, a handler)."""
     out = set()
-    for frames in sig.stack_by_path.values():
+    for frames in stack.values():
         for _, frame in frames:
             pieces = [p for p in re.split(r"[.:#/\\\s()*]+", frame.function or "") if p]
             # A job or a handler is enqueued by its class (`RefundJob#perform` ←
@@ -2586,10 +2597,13 @@ def rehanded(added: list[str], removed: list[str], names: set[str]) -> tuple[str
         new, old = call.search(after), call.search(before)
         if not (new and old):
             continue
-        a = _args_after(after, new.end())
-        b = _args_after(before, old.end())
-        if a is not None and b is not None and tidy(a) != tidy(b):
-            return name, _arity(a) != _arity(b) or sorted(_split_args(a)) == sorted(_split_args(b))
+        end_new, end_old = closing(after, new.end()), closing(before, old.end())
+        if end_new is None or end_old is None:
+            continue
+        now = _split_args(after[new.end() : end_new - 1])
+        was = _split_args(before[old.end() : end_old - 1])
+        if now != was:
+            return name, len(now) != len(was) or sorted(now) == sorted(was)
     return None
 
 
@@ -2604,19 +2618,6 @@ def _split_args(args: str) -> list[str]:
         else:
             cur += ch
     return [a for a in [*out, tidy(cur)] if a]
-
-
-def _arity(args: str) -> int:
-    return len(_split_args(args))
-
-
-def _args_after(text: str, open_at: int) -> str | None:
-    """The argument list that starts just after the `(` ending at `open_at`."""
-    depth, i = 1, open_at
-    while i < len(text) and depth:
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        i += 1
-    return text[open_at : i - 1] if depth == 0 else None
 
 
 _OUTER_ALIAS = re.compile(

@@ -15,7 +15,10 @@ reads the default branch and says so.
 `ResolvedReleases` wraps the Sentry toolset: the event of `get_issue_details` gets the
 resolved commit as its release (`prefix + sha`, the form the investigators read), the
 release as Sentry named it kept beside it, and the text the model reads gains one
-line saying what the release was resolved to.
+line saying what the release was resolved to. The release's data also names `errors_in`,
+the commit of the oldest release among the issue's events: it held the fault, so what it
+held may be the cause even when it landed after the issue's first event (an old error whose
+newer events a change brought back), and nothing newer is.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from agent.ports import ToolResult, Toolset, ToolSpec
@@ -203,8 +207,12 @@ class ResolvedReleases:
         if not version:
             return result
         release = await self.releases.resolve(version)
+        errors_in = None
         if release.commit is not None:
-            seen = await self._releases_seen(data, arguments)
+            rows = await self._events_seen(data, arguments)
+            seen = list(dict.fromkeys(version for version, _ in rows if version))
+            oldest = oldest_release(rows)
+            errors_in = (await self.releases.resolve(oldest)).commit if oldest else None
             earlier = await self.releases.previous_among(release.commit, seen)
             if earlier is not None:
                 release = _replace(
@@ -232,12 +240,19 @@ class ResolvedReleases:
         return result.model_copy(
             update={
                 "text": f"{result.text}\n\n**Release (incident-bot):** {release.note()}",
-                "data": {**data, "event": event, "release": release.data()},
+                "data": {
+                    **data,
+                    "event": event,
+                    "release": {**release.data(), "errors_in": errors_in},
+                },
             }
         )
 
-    async def _releases_seen(self, data: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-        """The releases of the issue's events, as Sentry lists them (newest first)."""
+    async def _events_seen(
+        self, data: dict[str, Any], arguments: dict[str, Any]
+    ) -> list[tuple[str | None, datetime | None]]:
+        """The issue's events as Sentry lists them (newest first): each one's release and
+        when it occurred."""
         issue = data.get("issue") if isinstance(data.get("issue"), dict) else {}
         ref = arguments.get("issueId") or issue.get("shortId") or issue.get("id")
         if not ref:
@@ -252,8 +267,13 @@ class ResolvedReleases:
             return []
         # The recording lists them as data; the server only in its Markdown.
         rows = (events.data or {}).get("events") if isinstance(events.data, dict) else None
-        listed = [str(e["release"]) for e in rows or [] if isinstance(e, dict) and e.get("release")]
-        return list(dict.fromkeys(listed + releases_in(events.text)))
+        if rows:
+            return [
+                (str(e["release"]) if e.get("release") else None, _time(e.get("dateCreated")))
+                for e in rows
+                if isinstance(e, dict)
+            ]
+        return events_in(events.text)
 
     async def _listed(self) -> list[str]:
         """The project's releases as Sentry lists them (newest first)."""
@@ -268,6 +288,41 @@ class ResolvedReleases:
 
 _RELEASE_JSON = re.compile(r'"version"\s*:\s*"([^"]+)"')
 _RELEASE_TAG = re.compile(r"(?:^|[\s,])release=([^,\s]+)")
+
+
+def oldest_release(rows: list[tuple[str | None, datetime | None]]) -> str | None:
+    """The release of the oldest event listed (newest first, as Sentry lists them)."""
+    named = [(when, i, version) for i, (version, when) in enumerate(rows) if version]
+    if not named:
+        return None
+    if all(when is not None for when, _, _ in named):
+        return min(named, key=lambda r: r[0])[2]  # type: ignore[arg-type,return-value]
+    return named[-1][2]
+
+
+_WHEN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?")
+
+
+def events_in(text: str) -> list[tuple[str | None, datetime | None]]:
+    """The (release, time) of each event of a Markdown listing: one `## ` section each."""
+    out: list[tuple[str | None, datetime | None]] = []
+    for section in re.split(r"^## ", text, flags=re.MULTILINE)[1:]:
+        found = releases_in(section)
+        when = _WHEN.search(section)
+        out.append((found[0] if found else None, _time(when.group(0) if when else None)))
+    if not any(version for version, _ in out):  # not one section per event: releases alone
+        return [(version, None) for version in releases_in(text)]
+    return out
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
 
 
 def releases_in(text: str) -> list[str]:

@@ -185,6 +185,26 @@ _KEY_WRITTEN = re.compile(
 )
 
 
+_MEMBER_WRITE = re.compile(r"(?:[\w$)\]]\s*(?:\.|->|::)|@)([A-Za-z_]\w*)\s*=(?![=>~])")
+
+
+def members_set(lines: list[str]) -> set[str]:
+    """Names the lines define or set: definitions, keys written, members assigned
+    (`req.tenant = t`, `$this->customer =`, `@venue =`)."""
+    out: set[str] = set()
+    for t in lines:
+        out |= definitions(t) | keys_written(t) | {m.lower() for m in _MEMBER_WRITE.findall(t)}
+    return out
+
+
+def stale_names(removed: list[str], added: list[str], sig: Signals) -> set[str]:
+    """What the lines stopped defining or setting that the failing code still reads: the
+    crash statement's names, the keys it reads and what it was handed."""
+    gone = members_set(removed) - members_set(added)
+    read = {n for n, d in sig.path_names.items() if d <= 2} | sig.nearby_keys
+    return {n for n in gone & read if useful(n) and n not in NOISE}
+
+
 def keys_written(text: str) -> set[str]:
     """Keys a line defines: `"lineas": {...}`, `numbering: {`, `due_in_days=`."""
     return set(values_written(text))
@@ -288,9 +308,17 @@ _QUOTED = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)""")
 def tidy(text: str) -> str:
     """Code as a formatter leaves its meaning: no spaces or line breaks outside strings, no
     trailing comma before a closing bracket, no leading `\\` of a name in PHP's global
-    namespace."""
+    namespace; a plain string in either quotes (rubocop, prettier and black pick one)."""
     pieces = _QUOTED.split(code_of(text))
-    return "".join(p if i % 2 else _bare(p) for i, p in enumerate(pieces))
+    return "".join(_literal(p) if i % 2 else _bare(p) for i, p in enumerate(pieces))
+
+
+def _literal(quoted: str) -> str:
+    """`'abc'` as `"abc"` when nothing in it is escaped or interpolated."""
+    body = quoted[1:-1]
+    if quoted[:1] in "'\"" and not re.search(r"[\\$'\"]|#\{", body):
+        return f'"{body}"'
+    return quoted
 
 
 def _bare(code: str) -> str:
@@ -351,6 +379,7 @@ class Change:
     rewrote: bool = False  # it rewrote a crash line that was there before, calling the same
     also: list[str] = field(default_factory=list)  # other files of the commit that fit too
     returns: str = ""  # the function returning the failing value whose body it changes
+    stale: bool = False  # it renamed or removed where a name the failing code reads is set
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -742,6 +771,10 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     caller (3). A change elsewhere that writes, defines or builds one of these names is on
     the data path, whichever file it is in."""
     names = {n: 0 for n in names_of(code_of(code)) if useful(n)}
+    # A call spread over lines: its arguments below the crash line are the failing
+    # statement's too (`create(\n amount=amounts.net,\n ...)`).
+    for line in continued(crash.source, crash.line, code):
+        names.update({n: 0 for n in names_of(code_of(line)) if useful(n) and n not in names})
     for line in nearby:
         for n in keys_read(line):
             names.setdefault(n, 0)
@@ -753,6 +786,7 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
         for n in loop_bounds(src, start, crash.line):
             names.setdefault(n, 1)
         walk_back(src[start : crash.line - 1], names, (1, 2))
+        into_helpers(src, names, skip=last_segment(crash.function).lower())
         header = src[start] if start < len(src) else ""
         params = names_of(header.partition("(")[2])
         failing = [i for i, p in enumerate(parameters(header)) if p in names]
@@ -773,6 +807,52 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
                 names.setdefault(n, 2)
             walk_back(caller_body(crash, caller, path), names, (3,), only=passed)
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+
+
+_RETURN = re.compile(r"^\s*(?:return\b|yield\b|=>)\s*(.*)")
+
+
+def continued(src: list[str], line: int, code: str) -> list[str]:
+    """The lines after `line` (1-based) that the statement on it runs on into, while its
+    brackets stay open."""
+    depth = _depth(code_of(code))
+    out: list[str] = []
+    for text in src[line : line + 12] if depth > 0 and 0 < line <= len(src) else ():
+        out.append(text)
+        depth += _depth(code_of(text))
+        if depth <= 0:
+            break
+    return out
+
+
+def _depth(text: str) -> int:
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+
+
+def into_helpers(src: list[str], names: dict[str, int], skip: str) -> None:
+    """Follow the value into the file's own functions that make it (`amounts =
+    amounts_for(payout)`): what they return, and what that was bound from in them, is on the
+    path a step further each (`fee = money.apply_rate(...)` inside `amounts_for`)."""
+    defined = {
+        name: j
+        for j, text in enumerate(src)
+        for name in definitions(code_of(text))
+        if not _STATEMENT.match(text)
+    }
+    for name, d in sorted(names.items(), key=lambda kv: kv[1]):
+        j = defined.get(name)
+        if d > 1 or j is None or name == skip:
+            continue
+        body = src[j + 1 : function_end(src, j + 1)]
+        found: dict[str, int] = {}
+        for text in body:
+            m = _RETURN.match(code_of(text))
+            for n in names_of(m.group(1)) if m else ():
+                if useful(n):
+                    found.setdefault(n, d + 1)
+        walk_back(body, found, (d + 2,))
+        for n, step in found.items():
+            names.setdefault(n, step)
 
 
 _LOOP_HEADER = re.compile(r"^\s*(?:for|while|until|foreach|loop|do)\b|\.(?:each|times|upto)\b")
@@ -823,16 +903,82 @@ _LOOPS = (
 
 
 def bindings(text: str) -> tuple[set[str], str] | None:
-    """The names a line binds and the expression it binds them from: an assignment or a
-    loop header, in the languages read here."""
-    m = _ASSIGNED.match(text)
-    if m:
-        return {m.group(1).lower()}, m.group(2)
+    """The names a line binds and the expression it binds them from: an assignment (with
+    several targets or a destructuring pattern: `a, err :=`, `const { from, to } =`,
+    `val (a, b) =`, `[x, y] =`) or a loop header, in the languages read here."""
+    found = assignment(text)
+    if found is not None:
+        return found
     for pattern, target, source in _LOOPS:
         m = pattern.search(text)
         if m:
             return names_of(m.group(target)), m.group(source)
     return None
+
+
+_DECLARE = re.compile(
+    r"^\s*(?:(?:val|var|let|const|final|auto|my|local|export|readonly|if|for|switch|while)\s+)+"
+)
+_TARGET = re.compile(r"^\$?[A-Za-z_][\w$]*$")
+
+
+def assignment(text: str) -> tuple[set[str], str] | None:
+    """The targets and the right side of an assignment at the top level of the line; None
+    for a comparison, an arrow, a keyword argument inside a call or a member write."""
+    at = assigned_at(text)
+    if at is None:
+        return None
+    before = text[at - 1 : at] if at else ""
+    left = text[: at - 1] if before and before in ":+-*/%|&^?" else text[:at]
+    targets = _targets(_DECLARE.sub("", left).strip())
+    return (targets, text[at + 1 :].strip()) if targets else None
+
+
+def assigned_at(text: str) -> int | None:
+    """Where the line's assignment `=` is, outside brackets and strings; None if none."""
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote and text[i - 1] != "\\" else quote
+        elif ch in "\"'`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "=" and depth == 0:
+            after = text[i + 1 : i + 2]
+            before = text[i - 1 : i] if i else ""
+            if after in ("=", ">") or before in ("=", "!", "<", ">"):
+                return None  # `==`, `=>`, `<=`, `!=`: no assignment on this line
+            return i
+    return None
+
+
+def _targets(left: str) -> set[str]:
+    """`a, err` → {a, err}; `{ from, to: end, ...rest }` → {from, end, rest}; `(a, b)`,
+    `[a, b]`; `String name`, `name: Type`, `$name`. A member or an index is no target."""
+    if left[:1] in "{[(" and left[-1:] in "}])":
+        out = set()
+        for part in split_top(left[1:-1]):
+            part = part.split("=")[0].strip().lstrip(".*").strip()
+            name = part.rpartition(":")[2].strip() if left[0] == "{" else part.split(":")[0]
+            out |= _targets(name.strip())
+        return out
+    out = set()
+    for part in split_top(re.sub(r"<[^<>=]*>", "", left)):
+        part = part.split(":")[0].strip().lstrip("*&")
+        words = part.split()
+        if not words:
+            continue
+        # Java's `Type name`, Go's `var name Type` (the declaring word is gone by now).
+        name = words[-1] if len(words) == 1 or not re.match(r"^[a-z]", words[0]) else words[0]
+        if len(words) == 2 and words[0] in _JAVA_TYPES | {"var"}:
+            name = words[1]
+        if not _TARGET.match(name):
+            return set()
+        out.add(name.lstrip("$").lower())
+    return out
 
 
 def walk_back(
@@ -1014,9 +1160,12 @@ _TOKEN = re.compile(r"\"[^\"]*\"|'[^']*'|[A-Za-z_$][\w$]*|\S")
 def same_but_names(a: str, b: str) -> bool:
     """The two lines differ only by a consistent renaming of variables (`total = x / n`
     and `share = x / n`): strings, numbers, operators and called names are the same."""
-    la, _, ra = code_of(a).partition("=")
-    lb, _, rb = code_of(b).partition("=")
-    if not ra or squash(ra) != squash(rb) or ra.startswith("=") or rb.startswith("="):
+    ca, cb = code_of(a), code_of(b)
+    ia, ib = assigned_at(ca), assigned_at(cb)
+    if ia is None or ib is None or assignment(ca) is None or assignment(cb) is None:
+        return False  # a keyword argument's `=` assigns nothing; a member is no variable
+    la, ra, lb, rb = ca[:ia], ca[ia + 1 :], cb[:ib], cb[ib + 1 :]
+    if not ra.strip() or squash(ra) != squash(rb):
         return False  # only the assigned target may differ
     ta, tb = _TOKEN.findall(la), _TOKEN.findall(lb)
     if len(ta) != len(tb) or ta == tb:
@@ -1199,7 +1348,12 @@ def pick(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
     return ranked[0] if ranked else None
 
 
-def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = None) -> list[Change]:
+def rank(
+    crash: Crash,
+    commits: list[dict[str, Any]],
+    released: str | None = None,
+    errors_in: str | None = None,
+) -> list[Change]:
     """Every hunk of the change window that explains something, best first, each with its
     score and the reasons for it; at most one per commit (its best hunk).
 
@@ -1212,6 +1366,9 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
     commit it already held ran in production and did not fail, so it counts for less; one
     after it shipped with the running release, even when the issue is older than it (an old
     error whose newer events this release brings).
+
+    `errors_in` is the oldest release among the issue's events: it already failed, so a commit
+    it held may be the cause whenever it landed, and one newer than it is not.
     """
     sig = Signals.of(crash)
     if sig.rethrow:
@@ -1235,10 +1392,20 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
     # release's commit and those below it ran before (a release older than the history read
     # leaves every commit read in the running release).
     shipped = bool(released) and any(c.get("sha") == released for c in commits)
+    # Above the oldest failing release: not yet running when the errors were seen.
+    unreleased = bool(errors_in) and any(c.get("sha") == errors_in for c in commits)
+    held = False  # in the oldest failing release: a cause whenever it landed
     ran_before = False
     for commit in commits:
         when = relevance.parse_time(commit.get("date"))
         files = commit.get("files") or []
+        if unreleased and commit.get("sha") == errors_in:
+            unreleased, held = False, True
+        if unreleased:
+            remember(files)
+            continue
+        if held and crash.first_seen and when and when > crash.first_seen:
+            when = crash.first_seen
         if shipped and commit.get("sha") == released:
             shipped, ran_before = False, True
         if shipped and crash.first_seen and when and when > crash.first_seen:
@@ -1256,12 +1423,13 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
         rank_no += 1
         if commit.get("parents") == []:
             continue  # the root of the history: "the whole tree was added" is no change
+        refills = left_unset(sig, files)
         for f in files:
             path = f.get("path") or ""
             newest = path not in seen_paths
             if path.lower().endswith(DOCS) or (is_test(path) and not is_test(crash.path)):
                 continue
-            for raw in f.get("hunks") or []:
+            for index, raw in enumerate(f.get("hunks") or []):
                 # Each hunk is followed to the release on its own: one that can be says
                 # nothing about the next one's numbering.
                 hunk, at_head = raw, newest
@@ -1269,7 +1437,7 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
                     moved = at_release(raw, later.get(path, []))
                     if moved is not None:
                         hunk, at_head = moved, True
-                change = score_hunk(sig, commit, path, hunk, at_head)
+                change = score_hunk(sig, commit, path, hunk, at_head, refills.get((path, index)))
                 if change is None:
                     continue
                 change.score += recency
@@ -1308,11 +1476,19 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
             top.blamed = True
             top.score += 3
             top.reasons.append("blame of the crash line names this commit")
+        renamer = next((h for h in hunks[1:] if h.stale and not top.stale), None)
+        if renamer is not None and renamer.score >= 0.5 * top.score:
+            # A rename: the commit's other hunks follow it to the new name; where the old
+            # name stopped being defined is what the failing code, still using it, lost.
+            renamer.reasons.append(f"the same commit also changed {top.path}, for the rename")
+            renamer.score = top.score + 1
+            top = renamer
         producer = next((h for h in hunks[1:] if h.producer and h.path != top.path), None)
         if (
             producer is not None
             and not top.on_crash_line
             and not top.producer
+            and not top.stale
             and producer.score >= 0.5 * top.score
         ):
             producer.reasons.append(f"the same commit changed {top.path}, on the stack")
@@ -1324,6 +1500,48 @@ def rank(crash: Crash, commits: list[dict[str, Any]], released: str | None = Non
     # A candidate needs a reason of its own: recency and shared words alone (a commit of
     # the day that touched the crash file elsewhere) explain nothing.
     return [c for c in out if c.score >= 3 and c.reasons]
+
+
+def left_unset(sig: Signals, files: list[dict[str, Any]]) -> dict[tuple[str, int], Refill]:
+    """A field a commit stopped setting (written on a removed line, on no added line of the
+    commit) that the failure is about (its name on the failing value's path, or a timeout for
+    a timeout), keyed by the hunk that now sets the fields it was set with."""
+
+    def keys(h: dict[str, Any], side: str) -> set[str]:
+        rows = h.get(side) or []
+        return set().union(*(keys_written(code_of(str(t))) for _, t in rows), set())
+
+    hunks = [(f.get("path") or "", i, h) for f in files for i, h in enumerate(f.get("hunks") or [])]
+    written = set().union(*(keys(h, "added") for _, _, h in hunks), set())
+    for path, _, h in hunks:
+        lost = keys(h, "removed") - written
+        siblings = keys(h, "removed") & written
+        wanted = {
+            k
+            for k in lost
+            if k in sig.path_names or ("timeout" in sig.kinds and _TIMEOUT.search(k))
+        }
+        if not wanted or len(siblings) < 2:
+            continue
+        others = [(p, i, o) for p, i, o in hunks if o is not h]
+        best = max(others, key=lambda o: len(keys(o[2], "added") & siblings), default=None)
+        if best is None or len(keys(best[2], "added") & siblings) < 2:
+            continue
+        rows = [(int(n), str(t)) for n, t in best[2].get("added") or []]
+        line = max(n for n, t in rows if keys_written(code_of(t)) & siblings)
+        text = next(t for n, t in rows if n == line).strip()
+        return {(best[0], best[1]): Refill(min(wanted), path, line, text)}
+    return {}
+
+
+@dataclass
+class Refill:
+    """Where a commit now sets the fields of a value but one it set before (`lost`)."""
+
+    lost: str
+    source: str  # the file that set it before
+    line: int
+    text: str
 
 
 # A commit the release before already held ran without the errors: it counts for this much.
@@ -1384,7 +1602,12 @@ def at_release(hunk: dict[str, Any], newer: list[list[dict[str, Any]]]) -> dict[
 
 
 def score_hunk(
-    sig: Signals, commit: dict[str, Any], path: str, hunk: dict[str, Any], newest: bool
+    sig: Signals,
+    commit: dict[str, Any],
+    path: str,
+    hunk: dict[str, Any],
+    newest: bool,
+    refill: Refill | None = None,
 ) -> Change | None:
     """A hunk's score by features stated for every language: where it is (the crash line,
     the crashing function above it, a frame of the stack, a function the failing code
@@ -1431,7 +1654,7 @@ def score_hunk(
                 removed.remove(code)
         if not added and not removed:
             return None
-    if not removed and added and definitions(added[0][1]):
+    if not removed and added and definitions(added[0][1]) and refill is None:
         # Only new functions: nothing the failing run executed changed, unless it calls them.
         new = set().union(*(definitions(t) for _, t in added), set())
         used = (
@@ -1477,11 +1700,15 @@ def score_hunk(
     elif in_crash_file and newest:
         lines = [n for n, _ in added] or [start]
         first, _ = sig.function_lines
+
         # Lines above the crash that only read (a new log line), or bind a name the failing
         # value is not made of (`messageId` for a log line), change nothing it computes.
-        lines = [
-            n for n, t in added if not read_only(t, set(sig.path_names)) and not aside(t, sig)
-        ] or ([start] if not added or removed else [])
+        def idle(t: str) -> bool:
+            return read_only(t, set(sig.path_names)) or aside(t, sig)
+
+        lines = [n for n, t in added if not idle(t)] or (
+            [start] if not added or (not all(idle(t) for t in removed) and removed) else []
+        )
         inside = any(first <= n <= crash.line for n in lines)
         above = [n for n in lines if first <= n <= crash.line] or lines or [start]
         distance = min(abs(crash.line - n) for n in above)
@@ -1652,7 +1879,10 @@ def score_hunk(
     overlap = 1.5 * len(sig.exc_terms & changed_terms) + 1.0 * len(sig.code_terms & changed_terms)
     linked = path in sig.stack_by_path or calls_into or bool(shaped) or produces_null or on_path
     score += min(6.0, overlap if linked else overlap / 4)
-    if not in_crash_file and path not in sig.stack_by_path and module_names(path) & sig.imports:
+    imports = module_names(path) & sig.imports
+    # Named like what the failing code reads from (`$invoice->customer`: Invoice.php).
+    held_here = bool(set().union(*sig.holders.values(), set()) & parts(PurePosixPath(path).stem))
+    if not in_crash_file and path not in sig.stack_by_path and imports:
         score += 1.5
         reasons.append("in a module the crashing file imports")
     removed_names = set().union(*(names_of(t) for t in removed), set())
@@ -1719,6 +1949,27 @@ def score_hunk(
         score += 5
         reasons.append(f"changes {made[0].name}, which returns the failing value")
         fit = fit or made[1]
+    # A member renamed or removed where it is defined or set (a relation, a method, a
+    # property the middleware sets, a field of a shared type), while the failing code still
+    # reads it by the old name: read by name at run time, it is now missing.
+    stale = (
+        stale_names(removed, [t for _, t in added], sig)
+        if sig.kinds & {"null", "key"} and (path in sig.stack_by_path or imports or held_here)
+        else set()
+    )
+    if stale:
+        score += 6
+        fit = fit or (
+            f"renames or removes {', '.join(sorted(stale))} where it is defined, and the "
+            "failing code still reads it by that name, so it is now missing"
+        )
+    if refill is not None:
+        # A refactor moved where a value is built and lost one of its fields: where the
+        # rest are set now is where that one is missing. Worth a key the failing code reads.
+        score += 5
+        fit = fit or (
+            f"sets the other fields where {refill.source} set them, but no longer {refill.lost}"
+        )
     if passes:
         fit = None  # what the failing call receives is as before
     # A field's wire name changed in the declaration of a type the failing code names, and
@@ -1793,6 +2044,8 @@ def score_hunk(
         line, text = moved  # the crash line only reflowed: what it indexes with changed
     elif in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
+    elif refill is not None:
+        line, text = refill.line, refill.text
     elif renamed_wire is not None:
         line, text = renamed_wire[0].line, renamed_wire[0].text
     elif outer is not None:
@@ -1843,14 +2096,20 @@ def score_hunk(
         reasons=reasons,
         fits=bool(fit),
         producer=(
-            not in_crash_file
-            and bool(shaped or produces_null or on_path or key_line or renamed_wire or outer)
+            (
+                not in_crash_file
+                and bool(
+                    shaped or produces_null or on_path or key_line or renamed_wire or outer or stale
+                )
+            )
+            or refill is not None
         )
         or made is not None,
         renamed=renamed,
         passes=bool(passes) or waited,
         rewrote=bool(in_crash_file and introduced) and rewritten_statement(crash_code, removed),
         returns=made[0].name if made is not None else "",
+        stale=bool(stale),
     )
 
 

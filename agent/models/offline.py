@@ -370,7 +370,9 @@ class OfflineInvestigator:
         if history is not None:
             commits = window_commits(trail)
             a.released = released_before(details.data)
-            ranked = changes.rank(a.crash, commits, released=a.released)
+            ranked = changes.rank(
+                a.crash, commits, released=a.released, errors_in=errors_in(details.data)
+            )
             a.ranking = confirmed(ranked, trail.answers)
             a.change = a.ranking[0] if a.ranking else None
             a.root = next((c["sha"] for c in commits if c.get("parents") == []), None)
@@ -717,6 +719,13 @@ def window_base(details: dict[str, Any] | None) -> str | None:
     release = (details or {}).get("release") or {}
     base = release.get("window_base")
     return str(base) if base else None
+
+
+def errors_in(details: dict[str, Any] | None) -> str | None:
+    """The commit of the oldest release among the issue's events: it already failed."""
+    release = (details or {}).get("release") or {}
+    found = release.get("errors_in")
+    return str(found) if found else None
 
 
 def released_before(details: dict[str, Any] | None) -> str | None:

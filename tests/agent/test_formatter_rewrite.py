@@ -1,4 +1,4 @@
-"""A formatter's rewrite of the crash line (php-cs-fixer, black, prettier) runs the same code:
+"""A formatter's rewrite of the crash line (php-cs-fixer, black, prettier, rubocop) runs the same code:
 it is no change, so the filter a day older above the crash line stays the fault."""
 
 import pytest
@@ -30,6 +30,18 @@ CASES = [
         ["    return ratio(booked,", "                 len(courts) * 7)"],
         "ZeroDivisionError",
         "division by zero",
+    ),
+    (  # Ruby: rubocop's double quotes for a plain string
+        "lib/report.rb",
+        [
+            "  def share(courts, booked)",
+            "    courts = courts.select { |c| c.state == 'open' }",
+            '    booked / (courts.fetch("size") * 7)',
+        ],
+        "    courts = courts.select { |c| c.state == 'open' }",
+        ["    booked / (courts.fetch('size') * 7)"],
+        "ZeroDivisionError",
+        "divided by 0",
     ),
 ]
 
@@ -66,3 +78,6 @@ def test_tidy_keeps_what_changes_meaning():
     assert tidy("fmt = '%Y %m'") != tidy("fmt = '%Y%m'")  # a string's spaces are its value
     assert tidy('s = "a,)"') == 's="a,)"'
     assert tidy("App\\Foo::bar()") == "App\\Foo::bar()"  # a namespace separator stays
+    assert tidy("fetch('store')") == tidy('fetch("store")')
+    assert tidy("x = '#{a}'") != tidy('x = "#{a}"')  # Ruby interpolates in double quotes only
+    assert tidy("x = '$a'") != tidy('x = "$a"')  # and PHP

@@ -12,7 +12,7 @@ import pytest
 
 from agent.ports import ToolResult, ToolSpec
 from bot.mirror import Mirror, askpass
-from bot.releases import Releases, ResolvedReleases, releases_in
+from bot.releases import Releases, ResolvedReleases, events_in, oldest_release, releases_in
 from tests.gitrepo import git
 
 
@@ -232,8 +232,10 @@ async def test_with_no_tag_the_release_sentry_lists_before_the_running_one_ran_w
     assert (listed["previous"], listed["released_before"]) == (shas[1], shas[1])
     assert listed["window_base"] is None  # weighed, not cut: only a tag bounds the window
     assert listed["previous_via"].endswith(f"app@{shas[1]}")
+    assert listed["errors_in"] == shas[3]  # the oldest release its events name
     # The issue's own events show an earlier release: it failed there already, no bound.
     failed = await release_of([shas[3], shas[2]], [shas[3], shas[1]])
+    assert failed["errors_in"] == shas[2]
     assert (failed["previous"], failed["window_base"], failed["released_before"]) == (
         shas[2],
         None,
@@ -247,3 +249,24 @@ async def test_with_no_tag_the_release_sentry_lists_before_the_running_one_ran_w
             "parent commit",
             None,
         )
+
+
+def test_the_oldest_event_names_the_release_that_already_failed() -> None:
+    # Sentry lists newest first, but by time is what counts; without times, the last one.
+    rows = [("app@c", None), ("app@b", None), (None, None), ("app@a", None)]
+    assert oldest_release(rows) == "app@a"
+    text = (
+        "# Events\n\n## 1. Event `e3`\n\n- **Occurred At**: 2026-12-01T10:04:48Z\n"
+        "**release**: app@new\n\n## 2. Event `e2`\n\n- **Occurred At**: 2026-11-27T22:41:16Z\n"
+        "**release**: app@old\n\n## 3. Event `e1`\n\n- **Occurred At**: 2026-11-30T09:00:00Z\n"
+        "**release**: app@mid\n"
+    )
+    listed = events_in(text)
+    assert [v for v, _ in listed] == ["app@new", "app@old", "app@mid"]
+    assert oldest_release(listed) == "app@old"
+    assert oldest_release([]) is None
+    # A listing that is not one section per event still gives its releases.
+    assert events_in("**release**: app@x\n**release**: app@y\n") == [
+        ("app@x", None),
+        ("app@y", None),
+    ]

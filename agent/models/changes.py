@@ -412,6 +412,10 @@ _DURATION = re.compile(
 _BARE_DURATION = re.compile(r"(?<![*]\s)\btime\.Duration\(\s*[\w.]+\s*\)(?!\s*\*)")
 
 
+# A statement that raises on purpose, and the exception it raises.
+_RAISE = re.compile(r"^\s*(?:throw\s+new|throw|raise|panic)\b\s*\(?\s*([\w.:\\]+)")
+
+
 def retimed(removed: list[str], added: list[str]) -> bool:
     """A timeout set otherwise: its number, its unit, the setting it is read from."""
     before, after = " ".join(removed), " ".join(added)
@@ -806,7 +810,45 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
             for n in passed:
                 names.setdefault(n, 2)
             walk_back(caller_body(crash, caller, path), names, (3,), only=passed)
+            up_the_stack(crash, callers, names)
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+
+
+def changed_names(added: list[tuple[int, str]], removed: list[str]) -> set[str]:
+    return set().union(*(names_of(t) for _, t in added), *(names_of(t) for t in removed), set())
+
+
+def made_there(sig: Signals, path: str, names: set[str]) -> dict[str, int]:
+    """A file named after what makes the value further up the path (`mapper.toDomain(event)`:
+    AdjustmentMapper) whose changed lines handle what the failing code reads
+    (`event.occurredAt()` for `adjustment.occurredAt()`): it made that part of the value."""
+    stem = parts(PurePosixPath(path).stem)
+    makers = [d for n, d in sig.path_names.items() if d >= 1 and useful(n) and n in stem]
+    if not makers:
+        return {}
+    read = {n for n, d in sig.path_names.items() if d == 0 and useful(n)} - stem
+    return {n: min(makers) for n in names & read if n not in NOISE}
+
+
+def up_the_stack(
+    crash: Crash, callers: list[tuple[stacktrace.Frame, str]], names: dict[str, int]
+) -> None:
+    """Further up, each frame that hands the value on calls the frame below it with it
+    (`stock.apply(adjustment)` above `apply`): what it hands is on the path two steps on,
+    and what that was bound from in its lines above the call (`adjustment =
+    mapper.toDomain(event)`) one more."""
+    # A proxy's frame (`apply` again, no line) is no caller of its own.
+    callers = [(f, p) for f, p in callers if f.context_line and f.lineno]
+    for depth, (frame, path) in enumerate(callers[1:4], start=1):
+        below = last_segment(callers[depth - 1][0].function or "")
+        args = call_arguments(code_of(frame.context_line or ""), below) if below else None
+        passed = {n for n in names_of(args or "") if useful(n)}
+        if not passed:
+            return  # a framework between them, or nothing handed on: the path ends here
+        step = 2 + 2 * depth
+        for n in passed:
+            names.setdefault(n, step)
+        walk_back(caller_body(crash, frame, path), names, (step + 1,), only=passed)
 
 
 _RETURN = re.compile(r"^\s*(?:return\b|yield\b|=>)\s*(.*)")
@@ -1677,6 +1719,18 @@ def score_hunk(
         if in_crash_file and introduced and not sig.rethrow
         else None
     )
+    # A raise the code makes on purpose, rewritten to say more: it still raises the same
+    # exception in the same case (its condition is another line), so the bad value it
+    # caught was made elsewhere.
+    reworded = (
+        in_crash_file
+        and bool(introduced)
+        and not sig.rethrow
+        and (raised := _RAISE.match(crash_code)) is not None
+        and any(_RAISE.match(t) and raised.group(1) in t for t in removed)
+    )
+    if reworded and not passes:
+        passes = raised.group(1)  # type: ignore[union-attr]
     # A call that timed out waited on something else: the same call made before the rewrite
     # (another header, another argument) is no new wait.
     waited = (
@@ -1685,7 +1739,10 @@ def score_hunk(
         and "timeout" in sig.kinds
         and calls_again(crash_code, removed)
     )
-    if passes:
+    if passes and reworded:
+        score += 1.5
+        reasons.append(f"rewrites the raise, but raises {passes} in the same case as before")
+    elif passes:
         score += 1.5
         reasons.append(f"rewrites the crash line, but hands {passes} the same arguments as before")
     elif waited:
@@ -1837,10 +1894,13 @@ def score_hunk(
         if m:
             written.add(m.group(1).lower())
     on_path = {n: d for n, d in sig.path_names.items() if n in written}
+    if not on_path and not in_crash_file:
+        on_path = made_there(sig, path, changed_names(added, removed))
     path_line: tuple[int, str] | None = None
     if on_path and not in_crash_file and not shaped and not calls_into:
         near = min(on_path.values())
-        score += 3.5 - near / 2
+        # Far up the path is still the path: the value that failed was made there.
+        score += max(1.5, 3.5 - near / 2)
         reasons.append(f"builds {', '.join(sorted(on_path)[:3])}, on the failing value's data path")
         # Of the places that write such a key, the one named like what the failing code
         # reads it from (`$settings['region']`: AppSettings, not a record builder).
@@ -1878,7 +1938,8 @@ def score_hunk(
     changed_terms = words_of(" ".join(changed_text))
     overlap = 1.5 * len(sig.exc_terms & changed_terms) + 1.0 * len(sig.code_terms & changed_terms)
     linked = path in sig.stack_by_path or calls_into or bool(shaped) or produces_null or on_path
-    score += min(6.0, overlap if linked else overlap / 4)
+    # The words of a message this raise itself wrote are no clue.
+    score += 0.0 if reworded else min(6.0, overlap if linked else overlap / 4)
     imports = module_names(path) & sig.imports
     # Named like what the failing code reads from (`$invoice->customer`: Invoice.php).
     held_here = bool(set().union(*sig.holders.values(), set()) & parts(PurePosixPath(path).stem))

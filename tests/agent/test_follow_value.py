@@ -3,6 +3,7 @@ targets, into the crash file's own helpers, along a call spread over lines, to w
 it reads stopped being defined or a field it needs stopped being set, and inside the oldest
 release that already failed."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -384,3 +385,108 @@ def test_a_commit_the_oldest_failing_release_held_is_a_cause_whenever_it_landed(
     assert [x.sha for x in rank(c, history)] == []  # both after the first event
     ranked = rank(c, history, errors_in="fault")
     assert [x.sha for x in ranked] == ["fault"], [(x.sha, x.reasons) for x in ranked]
+
+
+RAISES = [
+    (  # Java: the message now says more
+        "src/main/java/app/Guard.java",
+        [
+            "    public void check(Adjustment a) {",
+            "        if (a.occurredAt().isAfter(limit)) {",
+            "            throw new IllegalStateException(String.format(",
+        ],
+        ['            throw new IllegalStateException("in the future: " + a.occurredAt());'],
+        "IllegalStateException",
+        "adjustment ADJ-7 from WH-2 is dated +58886-09-22, more than 5 minutes ahead",
+    ),
+    (  # Python
+        "app/guard.py",
+        [
+            "def check(a):",
+            "    if a.occurred_at > limit:",
+            '        raise ValueError(f"{a.id} from {a.warehouse} is dated {a.occurred_at}")',
+        ],
+        ['        raise ValueError(f"dated in the future: {a.occurred_at}")'],
+        "ValueError",
+        "ADJ-7 from WH-2 is dated 58886-09-22",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "source", "before", "exc_type", "exc_value"), RAISES)
+def test_a_raise_reworded_still_raises_in_the_same_case_so_the_value_came_from_elsewhere(
+    path, source, before, exc_type, exc_value
+):
+    c = crash(
+        path=path,
+        line=3,
+        function="check",
+        exc_type=exc_type,
+        exc_value=exc_value,
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+    )
+    reworded = hunk(3, [(3, source[2])], [(3, before[0])])
+    limit = hunk(1, [(1, "LIMIT = minutes(5)")], [(1, "LIMIT = minutes(10)")])
+    history = [
+        commit("words", "2026-11-28T08:30:00Z", (path, [reworded])),
+        commit("limit", "2026-11-28T08:00:00Z", ("app/limits.py", [limit])),
+    ]
+    ranked = rank(c, history)
+    words = next(x for x in ranked if x.sha == "words") if ranked else None
+    assert words is None or (
+        not words.fits and any("raises" in r and "same case" in r for r in words.reasons)
+    ), words
+    assert all("adds the crash line" not in r for x in ranked for r in x.reasons)
+
+
+def test_the_value_is_followed_up_the_stack_to_the_mapper_that_made_it():
+    # guard.check(adjustment) ← service.apply(adjustment) ← listener: `adjustment =
+    # mapper.toDomain(event)`; the mapper now reads the epoch milliseconds as seconds.
+    guard = "src/main/java/app/domain/Guard.java"
+    source = [
+        "    public void check(Adjustment adjustment) {",
+        "        if (adjustment.occurredAt().isAfter(limit)) {",
+        "            throw new IllegalStateException(String.format(",
+        '            "adjustment %s is dated %s", adjustment.id(), adjustment.occurredAt()));',
+    ]
+    service = frame(
+        "src/main/java/app/domain/StockService.java", 24, "apply", "guard.check(adjustment);"
+    )
+    listener = replace(
+        frame(
+            "src/main/java/app/consumer/Listener.java", 33, "onEvent", "stock.apply(adjustment);"
+        ),
+        context=[(31, "        Adjustment adjustment = mapper.toDomain(event);"), (32, "try {")],
+    )
+    c = crash(
+        path=guard,
+        line=3,
+        function="check",
+        exc_type="IllegalStateException",
+        exc_value="adjustment ADJ-7 is dated +58886-09-22T11:10:00Z, ahead of the clock",
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+        stack=[
+            (frame(guard, 3, "check", source[2]), guard),
+            (service, "src/main/java/app/domain/StockService.java"),
+            (listener, "src/main/java/app/consumer/Listener.java"),
+        ],
+    )
+    mapper = hunk(
+        17,
+        [(20, "                Instant.ofEpochSecond(event.occurredAt()));")],
+        [(20, "                new Date(event.occurredAt()).toInstant());")],
+    )
+    history = [
+        commit(
+            "units",
+            "2026-11-28T08:00:00Z",
+            ("src/main/java/app/mapping/EventMapper.java", [mapper]),
+        )
+    ]
+    ranked = rank(c, history)
+    assert [x.sha for x in ranked] == ["units"], ranked
+    assert any("occurredat" in r and "data path" in r for r in ranked[0].reasons)

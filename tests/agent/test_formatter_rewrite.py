@@ -1,5 +1,5 @@
-"""A formatter's rewrite of the crash line (php-cs-fixer, black, prettier, rubocop) runs the same code:
-it is no change, so the filter a day older above the crash line stays the fault."""
+"""A formatter's rewrite of the crash line (php-cs-fixer, black, prettier, rubocop) runs the
+same code: it is no change, so the filter a day older above the crash line stays the fault."""
 
 import pytest
 

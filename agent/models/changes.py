@@ -814,6 +814,25 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
 
 
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+
+
+def zeroed(added: list[tuple[int, str]], removed: list[str]) -> bool:
+    """A line kept but for its numbers, one of which became 0 (`GRATUITO("g", 0, 1)` →
+    `GRATUITO("g", 0, 0)`)."""
+    before = {_NUMBER.sub("#", squash(t)): _NUMBER.findall(t) for t in removed}
+    for _, t in added:
+        old = before.get(_NUMBER.sub("#", squash(t)))
+        new = _NUMBER.findall(t)
+        if (
+            old
+            and len(old) == len(new)
+            and any(float(o) != 0 and float(n) == 0 for o, n in zip(old, new, strict=True))
+        ):
+            return True
+    return False
+
+
 def changed_names(added: list[tuple[int, str]], removed: list[str]) -> set[str]:
     return set().union(*(names_of(t) for _, t in added), *(names_of(t) for t in removed), set())
 
@@ -1504,7 +1523,8 @@ def rank(
                     change.blamed = True
                     if path == crash.path:
                         blame_seen.add(change.sha)
-                if int(hunk.get("old_start") or 0) == 0 and int(hunk.get("old_lines") or 0) == 0:
+                empty = not int(hunk.get("old_start") or 0) and not int(hunk.get("old_lines") or 0)
+                if empty and (path, index) not in refills:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"
                 best.setdefault(change.sha, []).append(change)
         remember(files)
@@ -1911,14 +1931,13 @@ def score_hunk(
             reasons.append(
                 f"writes it into {sorted(named_like)[0]}, where the failing code reads it"
             )
-        path_line = next(
-            (
-                (n, t)
-                for n, t in added
-                if (set(values_written(t)) | names_of(t.partition("=")[0])) & set(on_path)
-            ),
-            None,
-        )
+        # The line writing what is closest to the failing value on the path.
+        writes = [
+            (min(on_path[k] for k in hit), n, t)
+            for n, t in added
+            if (hit := (set(values_written(t)) | names_of(t.partition("=")[0])) & set(on_path))
+        ]
+        path_line = min(writes)[1:] if writes else None
     # A change that now produces the null the failing code trips on.
     mentions = words_of(" ".join(t for _, t in added))
     nulls_added = (
@@ -2080,6 +2099,11 @@ def score_hunk(
     if quoted is not None:
         score += 4
         fit = fit or f"now sets {quoted[0]} to {quoted[1]}, the value the exception quotes"
+    # A division by zero: a value this file gives (an enum constant, a default, a table
+    # row) that was not 0 is now 0.
+    if "zero" in sig.kinds and not in_crash_file and (linked or imports) and zeroed(added, removed):
+        score += 4
+        fit = fit or "now gives 0 where it gave another number, and the failing code divides"
     if fit:
         score += 3
         reasons.append(fit)

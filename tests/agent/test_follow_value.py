@@ -490,3 +490,46 @@ def test_the_value_is_followed_up_the_stack_to_the_mapper_that_made_it():
     ranked = rank(c, history)
     assert [x.sha for x in ranked] == ["units"], ranked
     assert any("occurredat" in r and "data path" in r for r in ranked[0].reasons)
+
+
+ZEROED = [
+    (  # Java: an enum constant's seats went to 0
+        "src/main/java/app/plans/Plan.java",
+        '    FREE("free", 0, 1, 3),',
+        '    FREE("free", 0, 0, 3),',
+    ),
+    (  # Python: a default in the settings module
+        "app/settings.py",
+        "BATCH_WORKERS = int(os.environ.get('BATCH_WORKERS', 4))",
+        "BATCH_WORKERS = int(os.environ.get('BATCH_WORKERS', 0))",
+    ),
+]
+
+
+@pytest.mark.parametrize(("where", "old", "new"), ZEROED)
+def test_a_value_a_linked_file_gives_that_became_zero_explains_a_division_by_zero(where, old, new):
+    source = [
+        "import app.plans.Plan;",
+        "import app.settings;",
+        "    long perSeat(Plan plan) {",
+        "        return plan.fee() / plan.seats();",
+    ]
+    c = crash(
+        path="src/main/java/app/billing/Forecast.java",
+        line=4,
+        function="perSeat",
+        exc_type="ArithmeticException",
+        exc_value="/ by zero",
+        code=source[3].strip(),
+        nearby=source,
+        source=source,
+    )
+    prices = hunk(4, [(4, new)], [(4, old)])
+    history = [commit("zero", "2026-11-28T08:00:00Z", (where, [prices]))]
+    ranked = rank(c, history)
+    assert [x.sha for x in ranked] == ["zero"], ranked
+    assert ranked[0].fits and any("now gives 0" in r for r in ranked[0].reasons)
+    # Another price, no zero: nothing of the kind.
+    other = hunk(4, [(4, old.replace("3", "5"))], [(4, old)])
+    again = rank(c, [commit("price", "2026-11-28T08:00:00Z", (where, [other]))])
+    assert not any("now gives 0" in r for x in again for r in x.reasons)

@@ -735,6 +735,34 @@ def rewritten_statement(code: str, removed: list[str]) -> bool:
     return len(names) >= 2 and names <= names_of(" ".join(removed))
 
 
+def same_values(code: str, removed: list[str]) -> bool:
+    """The line uses the names and makes the calls one removed line did, and no other; or
+    it compares what a removed line compared (`p.due <= limit` in a comprehension, then
+    `loan.due <= limit` in a loop)."""
+    names = {n for n in names_of(code_of(code)) if useful(n)} - stacktrace.STOPWORDS
+    compared = operands(code)
+    for line in removed:
+        old = {n for n in names_of(line) if useful(n)} - stacktrace.STOPWORDS
+        if names and names == old and calls_of(code) == calls_of(line):
+            return True
+        if compared and compared & operands(line) == compared:
+            return True
+    return False
+
+
+_COMPARED = re.compile(r"([\w.$\]\[]+)\s*(?:<=|>=|<|>|==|!=|===|!==)\s*([\w.$\]\[]+)")
+
+
+def operands(text: str) -> set[tuple[str, str]]:
+    """Each comparison of the line as its two operands' last names, in a fixed order."""
+    out = set()
+    for a, b in _COMPARED.findall(code_of(text)):
+        x, y = (re.split(r"[.\[\]$]", v.strip("[]"))[-1].lower() for v in (a, b))
+        if x and y:
+            out.add((min(x, y), max(x, y)))
+    return out
+
+
 def calls_again(code: str, removed: list[str]) -> bool:
     """The line makes a call the removed lines made."""
     return bool((calls_of(code) - NOISE) & calls_of(" ".join(removed)))
@@ -1317,8 +1345,11 @@ class Signals:
         )
         literals = {
             m.lower()
-            for m in re.findall(r"""["'`]([^"'`\s]{2,60})["'`]""", crash.exc_value)
-            if m.lower() not in NOISE
+            for m in re.findall(
+                r"""["'`]([^"'`\s]{2,60})["'`]|\[([^\]\s\[]{2,60})\]""", crash.exc_value
+            )
+            for m in m
+            if m and m.lower() not in NOISE
         }
         code_terms = set().union(*(parts(t) for t in identifiers_of(code)), set())
         path_names = data_path(crash, code, nearby)
@@ -1751,6 +1782,17 @@ def score_hunk(
     )
     if reworded and not passes:
         passes = raised.group(1)  # type: ignore[union-attr]
+    # Values of the wrong type for each other (`can't compare naive and aware`): a rewrite
+    # that keeps every value and call of the line (`<` made `<=`) did not change their types.
+    if (
+        not passes
+        and "type" in sig.kinds
+        and in_crash_file
+        and introduced
+        and not sig.rethrow
+        and same_values(crash_code, removed)
+    ):
+        passes = "the same values"
     # A call that timed out waited on something else: the same call made before the rewrite
     # (another header, another argument) is no new wait.
     waited = (
@@ -1762,6 +1804,9 @@ def score_hunk(
     if passes and reworded:
         score += 1.5
         reasons.append(f"rewrites the raise, but raises {passes} in the same case as before")
+    elif passes == "the same values":
+        score += 1.5
+        reasons.append("rewrites the crash line, but with the same values and calls as before")
     elif passes:
         score += 1.5
         reasons.append(f"rewrites the crash line, but hands {passes} the same arguments as before")
@@ -2095,7 +2140,7 @@ def score_hunk(
         )
     # The message quotes the value the failing call got (`maximum 20 is less than minimum
     # 500`): a change that now sets a name the call reads to that number made it.
-    quoted = set_to_quoted(added, removed, sig) if sig.numbers else None
+    quoted = set_to_quoted(added, removed, sig) if sig.numbers or sig.literals else None
     if quoted is not None:
         score += 4
         fit = fit or f"now sets {quoted[0]} to {quoted[1]}, the value the exception quotes"
@@ -3011,7 +3056,36 @@ def set_to_quoted(
         plain = whole.group(1).replace("_", "") if whole else ""
         if plain in sig.numbers and plain not in before:
             return m.group(1), plain
+    return set_to_named(added, removed, sig)
+
+
+def set_to_named(
+    added: list[tuple[int, str]], removed: list[str], sig: Signals
+) -> tuple[str, str] | None:
+    """(name, value) when an added line sets a setting, wherever it is read, to a value the
+    message names and the removed lines did not give: a number of its own (`2000`, not a
+    status like 413) or a string it quotes (`Disk [facturas]`)."""
+    old = " ".join(removed)
+    numbers = {n for n in sig.numbers if len(n.split(".")[0]) >= 3 and not 100 <= float(n) < 600}
+    for _, t in added:
+        code = code_of(t)
+        m = _SETS.match(code) or _KEYED.match(code)
+        if not m:
+            continue
+        value = m.group(2)
+        for n in sorted(numbers):
+            if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", value) and n not in old:
+                return m.group(1), n
+        for literal in sorted(sig.literals):
+            quoted = re.search(rf"""["']{re.escape(literal)}["']""", value, re.IGNORECASE)
+            again = re.search(rf"""["']{re.escape(literal)}["']""", old, re.IGNORECASE)
+            if useful(literal) and quoted and not again:
+                return m.group(1), literal
     return None
+
+
+# `'disk' => env('DISK', 'local')`, `"disk": ...`: a key given a value.
+_KEYED = re.compile(r"""^\s*["']([\w.\-]+)["']\s*(?:=>|:)\s*(.+)""")
 
 
 _VALUE_NUMBER = re.compile(

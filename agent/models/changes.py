@@ -802,7 +802,9 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
     arguments of the caller's call on the stack (2), and what those were bound from in the
     caller (3). A change elsewhere that writes, defines or builds one of these names is on
     the data path, whichever file it is in."""
-    names = {n: 0 for n in names_of(code_of(code)) if useful(n)}
+    # Short names too (`t.title(...)` after `const t = CATALOG[locale]`): what they were
+    # bound from is followed; they are dropped at the end.
+    names = {n: 0 for n in names_of(code_of(code)) if useful(n) or _SHORT.fullmatch(n)}
     # A call spread over lines: its arguments below the crash line are the failing
     # statement's too (`create(\n amount=amounts.net,\n ...)`).
     for line in continued(crash.source, crash.line, code):
@@ -839,7 +841,14 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
                 names.setdefault(n, 2)
             walk_back(caller_body(crash, caller, path), names, (3,), only=passed)
             up_the_stack(crash, callers, names)
-    return {n: d for n, d in names.items() if n not in NOISE and n not in stacktrace.STOPWORDS}
+    return {
+        n: d
+        for n, d in names.items()
+        if n not in NOISE and n not in stacktrace.STOPWORDS and not _SHORT.fullmatch(n)
+    }
+
+
+_SHORT = re.compile(r"[a-z]")
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
@@ -1331,6 +1340,9 @@ class Signals:
     numbers: set[str] = field(default_factory=set)  # the numbers the message quotes
     stack_functions: set[str] = field(default_factory=set)  # the stack's own functions
     callees: dict[str, Callee] = field(default_factory=dict)  # they make the failing value
+    # The exception names the member read on the missing value (`reading 'title'`): the
+    # names that value is made of (`t` ← `CATALOG[locale]` ← the caller's locale).
+    receiver_path: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -1414,7 +1426,32 @@ class Signals:
             },
             types=wire.types_named(failing_function(crash)),
             callees=value_callees(crash, code),
+            receiver_path=receiver_path(crash, code),
         )
+
+
+# The member a message says was read on a missing value, in each runtime's words.
+_READ_ON_NULL = re.compile(
+    r"""reading '([\w$]+)'|has no attribute '(\w+)'|undefined method [`'](\w+[?!]?)' for nil|"""
+    r"""property "(\w+)" on null|member function (\w+)\(\) on null|"""
+    r"""Cannot invoke "[\w.$<>]*?(\w+)\(\)"""
+)
+
+
+def receiver_path(crash: Crash, code: str) -> dict[str, int]:
+    """The data path of the value the exception says was missing: the receiver of the member
+    it names, on the failing statement (`t.title(...)`: `t`). Empty when not known."""
+    if not crash.nullish:
+        return {}
+    m = _READ_ON_NULL.search(crash.exc_value)
+    member = next((g for g in m.groups() if g), None) if m else None
+    if not member:
+        return {}
+    held = re.search(
+        rf"([\w$]+(?:\s*(?:\?\.|\.|->)\s*[\w$]+)*)\s*(?:\?\.|\.|->|!!\.)\s*{re.escape(member)}\b",
+        code_of(code),
+    )
+    return data_path(crash, held.group(1), []) if held else {}
 
 
 def failing_function(crash: Crash) -> list[str]:
@@ -1962,10 +1999,12 @@ def score_hunk(
     if not on_path and not in_crash_file:
         on_path = made_there(sig, path, changed_names(added, removed))
     path_line: tuple[int, str] | None = None
+    # The exception says which value was missing; what makes another one is less on its way.
+    off_receiver = bool(sig.receiver_path and on_path) and not set(on_path) & set(sig.receiver_path)
     if on_path and not in_crash_file and not shaped and not calls_into:
         near = min(on_path.values())
         # Far up the path is still the path: the value that failed was made there.
-        score += max(1.5, 3.5 - near / 2)
+        score += max(1.5, 3.5 - near / 2) / (2 if off_receiver else 1)
         reasons.append(f"builds {', '.join(sorted(on_path)[:3])}, on the failing value's data path")
         # Of the places that write such a key, the one named like what the failing code
         # reads it from (`$settings['region']`: AppSettings, not a record builder).
@@ -2149,6 +2188,10 @@ def score_hunk(
     if "zero" in sig.kinds and not in_crash_file and (linked or imports) and zeroed(added, removed):
         score += 4
         fit = fit or "now gives 0 where it gave another number, and the failing code divides"
+    if fit and off_receiver and not in_crash_file and not stale:
+        # It makes another value of the failing statement than the one found missing.
+        fit = None
+        reasons.append("makes a value of the failing code, but not the one found missing")
     if fit:
         score += 3
         reasons.append(fit)

@@ -2,10 +2,12 @@
 change that now sets a setting to exactly that value made it, wherever the setting is read.
 And a rewrite of the crash line that keeps its values cannot change their types."""
 
+from dataclasses import replace
+
 import pytest
 
 from agent.models.changes import rank
-from tests.agent.test_changes import commit, crash, hunk
+from tests.agent.test_changes import commit, crash, frame, hunk
 
 RAISE = "    throw new SearchApiError(res.status, await res.text());"
 
@@ -101,3 +103,63 @@ def test_a_rewrite_of_a_comparison_between_the_same_values_changes_no_types():
     ranked = rank(c, history)
     assert all("adds the crash line" not in r for x in ranked for r in x.reasons), ranked
     assert any("same values" in r for x in ranked for r in x.reasons)
+
+
+@pytest.mark.parametrize(
+    ("exc_type", "exc_value", "line"),
+    [
+        ("TypeError", "Cannot read properties of undefined (reading 'title')", "t.title(b.code)"),
+        ("AttributeError", "'NoneType' object has no attribute 'title'", "t.title(b.code)"),
+    ],
+)
+def test_the_value_found_missing_is_the_receiver_the_message_names(exc_type, exc_value, line):
+    # `t` is what was undefined (the message names `.title`), bound from the catalogue by
+    # the locale the middleware sets; the query change that can return no booking makes `b`,
+    # which is not what was missing.
+    source = [
+        "function renderReceipt(b, locale) {",
+        "  const t = CATALOG[locale];",
+        f"  return {{ title: {line} }};",
+    ]
+    route = "  const receipt = renderReceipt(booking, ctx.state.locale);"
+    c = crash(
+        path="src/receipts/render.js",
+        line=3,
+        function="renderReceipt",
+        exc_type=exc_type,
+        exc_value=exc_value,
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+        stack=[
+            (
+                frame("src/receipts/render.js", 3, "renderReceipt", source[2]),
+                "src/receipts/render.js",
+            ),
+            (
+                replace(
+                    frame("src/routes/receipts.js", 17, "getReceipt", route),
+                    context=[(16, "  const booking = await bookingFor(ctx.params.id);")],
+                ),
+                "src/routes/receipts.js",
+            ),
+        ],
+    )
+    query = hunk(
+        19,
+        [(19, "  const booking = await db.one('SELECT * FROM b WHERE id = $1 AND paid', [id]);")],
+        [(19, "  const booking = await db.one('SELECT * FROM b WHERE id = $1', [id]);")],
+    )
+    query["function"] = "async function bookingFor(id) {"
+    locale = hunk(
+        19,
+        [(19, "    ctx.state.locale = ctx.query.lang || pickLocale(ctx.get('Accept-Language'));")],
+        [(19, "    ctx.state.locale = pickLocale(ctx.get('Accept-Language'));")],
+    )
+    history = [
+        commit("query", "2026-11-28T08:30:00Z", ("src/db.js", [query])),
+        commit("locale", "2026-11-28T08:00:00Z", ("src/middleware/locale.js", [locale])),
+    ]
+    ranked = rank(c, history)
+    assert ranked and ranked[0].sha == "locale", [(x.sha, x.score, x.reasons) for x in ranked]
+    assert not next((x.fits for x in ranked if x.sha == "query"), False)

@@ -183,6 +183,12 @@ class OfflineInvestigator:
                 "issueId": str(choice.get("shortId") or choice.get("id")),
             }
         event = (details.data or {}).get("event") if not details.is_error else None
+        instead = self.behind(trail, choice, issues)
+        if instead is not None:
+            # The issue chosen is a message with no stack: the error behind the symptom.
+            asked = str(instead.get("shortId") or instead.get("id"))
+            if details.arguments.get("issueId") != asked:
+                return SENTRY_DETAILS, {"organizationSlug": s.sentry_organization, "issueId": asked}
         if not event:
             return FINISH, self.conclude(trail)
         sha = self.revision(trail, event)
@@ -260,6 +266,35 @@ class OfflineInvestigator:
             )
             return f"{self.words.which_issue} {options}"
         return self.breaking(best, [i for _, _, i in ranked[1:]])
+
+    def behind(
+        self, trail: Trail, choice: dict[str, Any], issues: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        """When the issue followed is a message that carries no exception (a warning the
+        question's words match), the error active in the window to follow instead: a fault
+        of the code (not a timeout or a lost connection, which come and go) before others,
+        in the order of relevance. None when the issue has a stack, or no error is active."""
+        first = next(
+            (r for r in trail.results.get(SENTRY_DETAILS, []) if not r.is_error and r.data),
+            None,
+        )
+        event = (first.data or {}).get("event") if first is not None else None
+        if not isinstance(event, dict) or stacktrace.exceptions(event):
+            return None
+        if choice.get("level") in ("error", "fatal"):
+            return None
+        since = self.scope.since
+        text = " ".join([trail.question, *trail.answers])
+        ranked = [i for _, _, i in relevance.rank(text, issues, since, self.scope.asked_at)]
+        active = [
+            i
+            for i in ranked
+            if i is not choice
+            and relevance.EXCEPTION_TITLE.match(str(i.get("title") or ""))
+            and (since is None or (relevance.parse_time(i.get("lastSeen")) or since) >= since)
+        ]
+        active.sort(key=lambda i: bool(TRANSIENT.search(str(i.get("title") or ""))))
+        return active[0] if active else None
 
     def breaking(self, best: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
         """A message that reports the symptom ("payouts stuck: 3") has no stack to follow:
@@ -664,6 +699,13 @@ class Analysis:
 
     def crash_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
+
+
+# Errors of the infrastructure that come and go: a timeout, a refused or lost connection.
+TRANSIENT = re.compile(
+    r"(?i)time_?out|timed out|connection|connect\b|unavailable|refused|reset by peer|"
+    r"temporar|too many requests|\b50[234]\b"
+)
 
 
 def window_commits(trail: Trail) -> list[dict[str, Any]]:

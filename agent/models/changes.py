@@ -1638,18 +1638,18 @@ def left_unset(sig: Signals, files: list[dict[str, Any]]) -> dict[tuple[str, int
     a timeout), keyed by the hunk that now sets the fields it was set with."""
 
     def keys(h: dict[str, Any], side: str) -> set[str]:
+        # `MaxParts` in Go is `max_parts` in the YAML it moved to: the same field.
         rows = h.get(side) or []
-        return set().union(*(keys_written(code_of(str(t))) for _, t in rows), set())
+        return {normal(k) for _, t in rows for k in keys_written(code_of(str(t)))}
 
     hunks = [(f.get("path") or "", i, h) for f in files for i, h in enumerate(f.get("hunks") or [])]
     written = set().union(*(keys(h, "added") for _, _, h in hunks), set())
     for path, _, h in hunks:
         lost = keys(h, "removed") - written
         siblings = keys(h, "removed") & written
+        on_path = {normal(n) for n in sig.path_names}
         wanted = {
-            k
-            for k in lost
-            if k in sig.path_names or ("timeout" in sig.kinds and _TIMEOUT.search(k))
+            k for k in lost if k in on_path or ("timeout" in sig.kinds and _TIMEOUT.search(k))
         }
         if not wanted or len(siblings) < 2:
             continue

@@ -533,3 +533,36 @@ def test_a_value_a_linked_file_gives_that_became_zero_explains_a_division_by_zer
     other = hunk(4, [(4, old.replace("3", "5"))], [(4, old)])
     again = rank(c, [commit("price", "2026-11-28T08:00:00Z", (where, [other]))])
     assert not any("now gives 0" in r for x in again for r in x.reasons)
+
+
+def test_fields_moved_to_a_file_that_spells_them_otherwise_are_not_lost():
+    # Go's `MaxParts` is `max_parts` in the YAML the table moved to: nothing was left unset.
+    code = "\tif parts > route.MaxParts {"
+    c = crash(
+        path="internal/api/messages.go",
+        line=45,
+        function="send",
+        exc_type="runtime.errorString",
+        exc_value="runtime error: invalid memory address or nil pointer dereference",
+        code=code.strip(),
+        nearby=[code],
+        source=[""] * 44 + [code],
+    )
+    literal = hunk(
+        30,
+        [(30, '\troutes, err := routing.Load("config/routes.yaml")')],
+        [(30, '\t\t"NL": {Provider: "messagebird", SenderID: "ACME", MaxParts: 6},')],
+    )
+    yaml = hunk(
+        1, [(2, "  NL: {provider: messagebird, sender_id: ACME, max_parts: 6}")], old_start=0
+    )
+    yaml["old_lines"] = 0
+    history = [
+        commit(
+            "move",
+            "2026-11-28T08:00:00Z",
+            ("cmd/main.go", [literal]),
+            ("config/routes.yaml", [yaml]),
+        )
+    ]
+    assert not any("no longer" in r for x in rank(c, history) for r in x.reasons)

@@ -120,6 +120,11 @@ class Releases:
             return Release(version, None, "not in the mirror", default_branch=default)
         return release
 
+    async def commit_of(self, version: str) -> str | None:
+        """The commit a release names in the mirror as it is (no fetch), or None."""
+        found = await self._lookup(version, previous=False)
+        return found.commit if found is not None else None
+
     async def previous_among(self, running: str, versions: list[str]) -> tuple[str, str] | None:
         """The newest of the releases Sentry saw (`versions`) that came before `running`:
         (commit, version), or None when none of them is an earlier commit."""
@@ -212,7 +217,10 @@ class ResolvedReleases:
             rows = await self._events_seen(data, arguments)
             seen = list(dict.fromkeys(version for version, _ in rows if version))
             oldest = oldest_release(rows)
-            errors_in = (await self.releases.resolve(oldest)).commit if oldest else None
+            if oldest == version:
+                errors_in = release.commit
+            elif oldest is not None:
+                errors_in = await self.releases.commit_of(oldest)
             earlier = await self.releases.previous_among(release.commit, seen)
             if earlier is not None:
                 release = _replace(

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent.models.relevance import parse_time
 from agent.ports import ToolResult, Toolset, ToolSpec
 from agent.stacktrace import release_sha
 from bot.mirror import Mirror
@@ -324,13 +325,9 @@ def events_in(text: str) -> list[tuple[str | None, datetime | None]]:
 
 
 def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else None
+    """An event's time; None without a zone, which could not be compared with the others."""
+    when = parse_time(value)
+    return when if when is not None and when.tzinfo is not None else None
 
 
 def releases_in(text: str) -> list[str]:

@@ -870,10 +870,6 @@ def zeroed(added: list[tuple[int, str]], removed: list[str]) -> bool:
     return False
 
 
-def changed_names(added: list[tuple[int, str]], removed: list[str]) -> set[str]:
-    return set().union(*(names_of(t) for _, t in added), *(names_of(t) for t in removed), set())
-
-
 def made_there(sig: Signals, path: str, names: set[str]) -> dict[str, int]:
     """A file named after what makes the value further up the path (`mapper.toDomain(event)`:
     AdjustmentMapper) whose changed lines handle what the failing code reads
@@ -1402,7 +1398,7 @@ class Signals:
                 )
             },
             literals=literals,
-            numbers=set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", crash.exc_value)),
+            numbers=set(_NUMBER.findall(crash.exc_value)),
             stack_by_path=stack,
             stack_functions=stack_functions(stack),
             path_names=path_names,
@@ -1642,23 +1638,26 @@ def left_unset(sig: Signals, files: list[dict[str, Any]]) -> dict[tuple[str, int
         rows = h.get(side) or []
         return {normal(k) for _, t in rows for k in keys_written(code_of(str(t)))}
 
-    hunks = [(f.get("path") or "", i, h) for f in files for i, h in enumerate(f.get("hunks") or [])]
-    written = set().union(*(keys(h, "added") for _, _, h in hunks), set())
-    for path, _, h in hunks:
-        lost = keys(h, "removed") - written
-        siblings = keys(h, "removed") & written
-        on_path = {normal(n) for n in sig.path_names}
+    hunks = [
+        (f.get("path") or "", i, h, keys(h, "removed"), keys(h, "added"))
+        for f in files
+        for i, h in enumerate(f.get("hunks") or [])
+    ]
+    written = set().union(*(new for *_, new in hunks), set())
+    on_path = {normal(n) for n in sig.path_names}
+    for path, _, h, old, _ in hunks:
+        lost, siblings = old - written, old & written
         wanted = {
             k for k in lost if k in on_path or ("timeout" in sig.kinds and _TIMEOUT.search(k))
         }
         if not wanted or len(siblings) < 2:
             continue
-        others = [(p, i, o) for p, i, o in hunks if o is not h]
-        best = max(others, key=lambda o: len(keys(o[2], "added") & siblings), default=None)
-        if best is None or len(keys(best[2], "added") & siblings) < 2:
+        others = [o for o in hunks if o[2] is not h]
+        best = max(others, key=lambda o: len(o[4] & siblings), default=None)
+        if best is None or len(best[4] & siblings) < 2:
             continue
         rows = [(int(n), str(t)) for n, t in best[2].get("added") or []]
-        line = max(n for n, t in rows if keys_written(code_of(t)) & siblings)
+        line = max(n for n, t in rows if {normal(k) for k in keys_written(code_of(t))} & siblings)
         text = next(t for n, t in rows if n == line).strip()
         return {(best[0], best[1]): Refill(min(wanted), path, line, text)}
     return {}
@@ -1995,9 +1994,11 @@ def score_hunk(
         m = _ASSIGNED.match(t)
         if m:
             written.add(m.group(1).lower())
+    removed_names = set().union(*(names_of(t) for t in removed), set())
+    added_names = set().union(*(names_of(t) for _, t in added), set())
     on_path = {n: d for n, d in sig.path_names.items() if n in written}
     if not on_path and not in_crash_file:
-        on_path = made_there(sig, path, changed_names(added, removed))
+        on_path = made_there(sig, path, removed_names | added_names)
     path_line: tuple[int, str] | None = None
     # The exception says which value was missing; what makes another one is less on its way.
     off_receiver = bool(sig.receiver_path and on_path) and not set(on_path) & set(sig.receiver_path)
@@ -2049,8 +2050,6 @@ def score_hunk(
     if not in_crash_file and path not in sig.stack_by_path and imports:
         score += 1.5
         reasons.append("in a module the crashing file imports")
-    removed_names = set().union(*(names_of(t) for t in removed), set())
-    added_names = set().union(*(names_of(t) for _, t in added), set())
     gone = {n for n in sig.exc_names if n in removed_names and n not in added_names}
     if gone:
         score += 3

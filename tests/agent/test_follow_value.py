@@ -566,3 +566,33 @@ def test_fields_moved_to_a_file_that_spells_them_otherwise_are_not_lost():
         )
     ]
     assert not any("no longer" in r for x in rank(c, history) for r in x.reasons)
+
+
+def test_a_field_lost_on_the_way_to_a_file_that_spells_them_otherwise_is_found_there():
+    # The same move into YAML, but `retry_timeout` did not come along.
+    c = timeout_crash()
+    literal = [
+        "\td := deliver.New(deliver.Options{",
+        "\t\tSecret:       []byte(cfg.SigningSecret),",
+        "\t\tFirstTimeout: cfg.FirstTimeout,",
+        "\t\tRetryTimeout: cfg.RetryTimeout,",
+        "\t})",
+    ]
+    main = hunk(
+        29,
+        [(29, '\td := deliver.New(deliver.Load("deliver.yaml"))')],
+        [(29 + i, t) for i, t in enumerate(literal)],
+    )
+    yaml = hunk(1, [(1, "secret: ${SIGNING_SECRET}"), (2, "first_timeout: 10s")], old_start=0)
+    yaml["old_lines"] = 0
+    history = [
+        commit(
+            "move",
+            "2026-11-28T08:00:00Z",
+            ("cmd/hookd/main.go", [main]),
+            ("config/deliver.yaml", [yaml]),
+        )
+    ]
+    ranked = rank(c, history)
+    assert ranked and (ranked[0].path, ranked[0].line) == ("config/deliver.yaml", 2), ranked
+    assert any("no longer retrytimeout" in r for r in ranked[0].reasons)

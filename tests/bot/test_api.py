@@ -61,12 +61,15 @@ class Api:
 
     async def outcome(self, request_id: str, timeout: float = 30) -> dict[str, Any]:  # noqa: ASYNC109
         """What a Sentry delivery answered `accepted` came to, once it is taken in."""
+        pause = 0.02
         async with asyncio.timeout(timeout):
             while True:
                 found = await self.deliveries.outcome(request_id)
                 if found is not None:
                     return found
-                await asyncio.sleep(0.02)
+                # Backing off: a hundred waiters polling fast starve the inbox they wait on.
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     async def call(
         self,

@@ -22,6 +22,7 @@ from typing import Any
 
 from agent import stacktrace
 from agent.models import relevance, through, wire
+from agent.models.equivalent import same_program
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
@@ -1506,6 +1507,7 @@ def rank(
     best: dict[str, list[Change]] = {}
     blame_seen: set[str] = set()  # commits blame of the crash line names, in the crash file
     stale: set[str] = set()  # commits that wrote the crash line weeks before the errors
+    unblamed: set[str] = set()  # commits that rewrote the crash line without changing it
     rank_no = 0
 
     def remember(files: list[dict[str, Any]]) -> None:
@@ -1554,6 +1556,10 @@ def rank(
             newest = path not in seen_paths
             if path.lower().endswith(DOCS) or (is_test(path) and not is_test(crash.path)):
                 continue
+            if unchanged_behaviour(f):
+                if path == crash.path:
+                    unblamed.add(commit.get("sha") or "")
+                continue  # renamed locals, an inlined variable, an extracted constant
             for index, raw in enumerate(f.get("hunks") or []):
                 # Each hunk is followed to the release on its own: one that can be says
                 # nothing about the next one's numbering.
@@ -1577,6 +1583,10 @@ def rank(
                 if ran_before:
                     change.score *= RAN_BEFORE
                     change.reasons.append("it ran in the release before without these errors")
+                if change.on_crash_line and (change.renamed or change.passes):
+                    # Blame names the commit for the crash line, which it left running as
+                    # before: its other hunks get no credit from it either.
+                    unblamed.add(change.sha)
                 if (
                     crash.blamed
                     and commit.get("sha") == crash.blamed
@@ -1596,7 +1606,7 @@ def rank(
     for hunks in best.values():
         hunks.sort(key=lambda c: -c.score)
         top = hunks[0]
-        if top.sha in blame_seen and top.sha not in stale:
+        if top.sha in blame_seen and top.sha not in stale and top.sha not in unblamed:
             # Blame names the commit, not which of its hunks: it counts once the commit's
             # best hunk is chosen.
             top.blamed = True
@@ -1626,6 +1636,13 @@ def rank(
     # A candidate needs a reason of its own: recency and shared words alone (a commit of
     # the day that touched the crash file elsewhere) explain nothing.
     return [c for c in out if c.score >= 3 and c.reasons]
+
+
+def unchanged_behaviour(f: dict[str, Any]) -> bool:
+    """The file's hunks of a commit, taken together, compute what they did before."""
+    removed = [str(t) for h in f.get("hunks") or [] for _, t in h.get("removed") or []]
+    added = [str(t) for h in f.get("hunks") or [] for _, t in h.get("added") or []]
+    return same_program(removed, added, f.get("path") or "")
 
 
 def left_unset(sig: Signals, files: list[dict[str, Any]]) -> dict[tuple[str, int], Refill]:

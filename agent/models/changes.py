@@ -33,7 +33,7 @@ NULLISH = re.compile(
 GUARD = re.compile(
     r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\?:|\|\||\.get\(|getOrDefault|"
     r"\bdefault\b|Optional|\bif\b|\bok\b|len\(|\btry\b|\bexcept\b|\bcatch\b|\brescue\b|"
-    r"fallback|orElse|isset|empty\(",
+    r"fallback|orElse|isset|empty\(|(?i:\bcoalesce\b|\bifnull\b|\bnvl\b)",
 )
 DECLARATION = re.compile(
     r"^\s*(def|func|function|fun|class|public|private|protected|static|async def|@|#|//|/\*|\*|"
@@ -2175,7 +2175,11 @@ def score_hunk(
     handed = (
         None
         if path in sig.stack_by_path
-        else rehanded([t for _, t in added], removed, sig.stack_functions)
+        else rehanded(
+            [code_of(str(t)) for _, t in hunk.get("added") or []],
+            [code_of(str(t)) for _, t in hunk.get("removed") or []],
+            sig.stack_functions,
+        )
     )
     if handed is not None:
         score += 7 if handed[1] else 5
@@ -3015,16 +3019,22 @@ def narrowing_line(hunk: dict[str, Any]) -> tuple[int, str] | None:
 
 
 _ENQUEUE = (
-    r"(?:\s*\.\s*(?:delay|apply_async|perform_async|perform_later|perform_now|dispatch|send))?"
+    r"(?:\s*(?:\.|::|->)\s*"
+    r"(?:delay\w*|apply_async|perform_\w+|enqueue\w*|dispatch\w*|send|schedule\w*))?"
 )
 
 
 def stack_functions(stack: dict[str, list[tuple[int, stacktrace.Frame]]]) -> set[str]:
     """The names of the stack's application functions (a task, a job, a handler)."""
     out = set()
-    for frames in stack.values():
+    for path, frames in stack.items():
         for _, frame in frames:
             pieces = [p for p in re.split(r"[.:#/\\\s()*]+", frame.function or "") if p]
+            if len(pieces) == 1 and path.endswith((".rb", ".php", ".java", ".kt")):
+                # A method frame without its class: the class is named after its file
+                # (`recordatorio_cita_job.rb` holds RecordatorioCitaJob).
+                stem = PurePosixPath(path).stem
+                pieces.insert(0, "".join(w[:1].upper() + w[1:] for w in stem.split("_")))
             # A job or a handler is enqueued by its class (`RefundJob#perform` ←
             # `RefundJob.perform_async(...)`), a function by its own name.
             for name in (
@@ -3042,17 +3052,19 @@ def rehanded(added: list[str], removed: list[str], names: set[str]) -> tuple[str
     after, before = " ".join(added), " ".join(removed)
     for name in sorted(names):
         call = re.compile(rf"(?<![\w$]){re.escape(name)}{_ENQUEUE}\s*\(")
-        new, old = call.search(after), call.search(before)
-        if not (new and old):
+        was = [a for m in call.finditer(before) if (a := _call_args(before, m.end())) is not None]
+        if not was:
             continue
-        end_new, end_old = closing(after, new.end()), closing(before, old.end())
-        if end_new is None or end_old is None:
-            continue
-        now = _split_args(after[new.end() : end_new - 1])
-        was = _split_args(before[old.end() : end_old - 1])
-        if now != was:
-            return name, len(now) != len(was) or sorted(now) == sorted(was)
+        # A call kept as it was (moved, or left beside a new one) hands nothing new.
+        for now in (a for m in call.finditer(after) if (a := _call_args(after, m.end()))):
+            if now not in was:
+                return name, any(len(now) != len(w) or sorted(now) == sorted(w) for w in was)
     return None
+
+
+def _call_args(text: str, open_at: int) -> list[str] | None:
+    end = closing(text, open_at)
+    return None if end is None else _split_args(text[open_at : end - 1])
 
 
 def _split_args(args: str) -> list[str]:

@@ -85,3 +85,59 @@ def test_a_test_that_calls_the_stack_function_otherwise_never_ran_in_production(
     )
     history = [commit("t", "2026-11-26T11:20:00Z", ("tests/test_refunds.py", [in_test]))]
     assert rank(c, history) == []
+
+
+@pytest.mark.parametrize(
+    ("at", "function", "old", "new"),
+    [
+        (  # Sidekiq: the frame names the method only; the class is the file's
+            "app/jobs/reminder_job.rb",
+            "perform",
+            ["    ReminderJob.perform_at(starts - LEAD, @visit.id)"],
+            [
+                "    ReminderJob.perform_async(@visit.patient_id, 'moved')",
+                "    ReminderJob.perform_at(starts - LEAD, @visit.id)",
+            ],
+        ),
+        (  # PHP: a queued job dispatched beside the old one, by its class
+            "app/Jobs/SendReminder.php",
+            "handle",
+            ["        SendReminder::dispatch($visit->id);"],
+            [
+                "        SendReminder::dispatch($visit->patient_id);",
+                "        SendReminder::dispatch($visit->id);",
+            ],
+        ),
+    ],
+)
+def test_a_new_call_beside_the_old_one_that_hands_the_job_another_value_is_the_fault(
+    at, function, old, new
+):
+    """Where the run began is a job; its callers are never on the stack. The old call kept
+    as it was hands nothing new; the one added beside it hands another id."""
+    code = (
+        "    visit = Visit.find(visit_id)"
+        if at.endswith(".rb")
+        else "        $v = Visit::findOrFail($visitId);"
+    )
+    c = crash(
+        path=at,
+        line=5,
+        function=function,
+        exc_type="RecordNotFound",
+        exc_value="Couldn't find Visit with 'id'=20931",
+        code=code.strip(),
+        nearby=[code],
+        source=["", "", "", "", code],
+        stack=[(frame(at, 5, function, code), at)],
+    )
+    service = "app/services/reschedule.rb" if at.endswith(".rb") else "app/Services/Reschedule.php"
+    call = hunk(
+        20, [(20 + i, t) for i, t in enumerate(new)], [(20 + i, t) for i, t in enumerate(old)]
+    )
+    history = [commit("moved", "2026-11-26T11:20:00Z", (service, [call]))]
+    ranked = rank(c, history)
+    assert ranked and (ranked[0].sha, ranked[0].line) == ("moved", 20), [
+        (x.sha, x.line, x.reasons) for x in ranked
+    ]
+    assert any("arguments handed to" in r for r in ranked[0].reasons)

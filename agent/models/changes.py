@@ -1082,8 +1082,8 @@ def walk_back(
     """Add to `names` what the body's lines bound them from, one step further each pass."""
     wanted = set(names) if only is None else set(only)
     for step in steps:
-        for text in reversed(body):
-            bound = bindings(code_of(text))
+        for text in reversed(statements(body)):
+            bound = bindings(text)
             if bound and bound[0] & wanted:
                 # A call's function makes the value; its arguments only feed it, a step on.
                 made = calls_of(bound[1])
@@ -1091,6 +1091,22 @@ def walk_back(
                     if useful(n):
                         names.setdefault(n, step if n in made or not made else step + 1)
                         wanted.add(n)
+
+
+def statements(lines: list[str]) -> list[str]:
+    """The lines' code, a statement spread over lines joined into one (`x = format(a,` then
+    `    b, c)`): what it binds comes from all of them."""
+    out: list[str] = []
+    open_ = 0
+    for line in lines:
+        code = code_of(line)
+        if open_ > 0 and out:
+            out[-1] = f"{out[-1]} {code.strip()}"
+        else:
+            out.append(code)
+        # Parentheses and brackets only: a brace opens a block as often as a literal.
+        open_ = max(0, open_ + sum(code.count(c) for c in "([") - sum(code.count(c) for c in ")]"))
+    return out
 
 
 _JAVA_TYPES = {"int", "long", "double", "float", "boolean", "char", "byte", "short", "final"}
@@ -1638,6 +1654,32 @@ def rank(
     return [c for c in out if c.score >= 3 and c.reasons]
 
 
+def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -> None:
+    """Drop the runs of lines (up to three each side) rewritten to compute the same (a
+    variable extracted, a local renamed), so that what the hunk changes besides is judged."""
+    if len(added) > 40 or len(removed) > 40:
+        return
+    for size_old in (1, 2, 3):
+        i = 0
+        while i + size_old <= len(removed):
+            old = removed[i : i + size_old]
+            match = next(
+                (
+                    (j, size_new)
+                    for size_new in (1, 2, 3)
+                    for j in range(len(added) - size_new + 1)
+                    if same_program(old, [t for _, t in added[j : j + size_new]], path)
+                ),
+                None,
+            )
+            if match is None:
+                i += 1
+                continue
+            j, size_new = match
+            del removed[i : i + size_old]
+            del added[j : j + size_new]
+
+
 def unchanged_behaviour(f: dict[str, Any]) -> bool:
     """The file's hunks of a commit, taken together, compute what they did before."""
     removed = [str(t) for h in f.get("hunks") or [] for _, t in h.get("removed") or []]
@@ -1768,6 +1810,7 @@ def score_hunk(
     if "".join(tidy(t) for _, t in added) == "".join(tidy(t) for t in removed):
         return None
     pair_off(added, removed, lambda r, t: tidy(r) == tidy(t))
+    drop_rewrites(added, removed, path)
     # Fields destructured into names (`const { recipient } = msg`, then `recipient.x` for
     # `msg.recipient.x`): the same reads; the destructuring goes with the lines it replaced.
     unpacked = destructured([t for _, t in added])

@@ -596,3 +596,82 @@ def test_a_field_lost_on_the_way_to_a_file_that_spells_them_otherwise_is_found_t
     ranked = rank(c, history)
     assert ranked and (ranked[0].path, ranked[0].line) == ("config/deliver.yaml", 2), ranked
     assert any("no longer retrytimeout" in r for r in ranked[0].reasons)
+
+
+WRITER = [
+    "public class BatchWriter implements ItemWriter<Line> {",
+    "    public void write(Chunk<? extends Line> lines) {",
+    "        for (Line line : lines) {",
+    '            String record = String.format("%-2s%-34s%-140s",',
+    '                    "02", line.iban(), line.memo());',
+    "            if (record.length() != WIDTH) {",
+    '                throw new IllegalStateException("record of " + record.length());',
+]
+
+
+def _writer_crash() -> object:
+    return crash(
+        path="src/main/java/app/batch/BatchWriter.java",
+        line=7,
+        function="write",
+        exc_type="IllegalStateException",
+        exc_value="record of 262 positions (258 expected)",
+        code=WRITER[6].strip(),
+        nearby=WRITER[3:7],
+        source=WRITER,
+    )
+
+
+def test_a_binding_spread_over_lines_binds_from_all_of_them():
+    """`record` is made from the arguments on the next line too: the mapper that builds the
+    memo, off the stack (the framework calls it), is on the failing value's path."""
+    memo = hunk(
+        25,
+        [(25, '        String memo = "PAY " + month + " " + plain(p.holder()) + " " + p.firm();')],
+        [(25, '        String memo = trim("PAY " + month + " " + plain(p.firm()), 140);')],
+    )
+    history = [
+        commit("memo", "2026-11-27T10:40:00Z", ("src/main/java/app/batch/PayMapper.java", [memo]))
+    ]
+    ranked = rank(_writer_crash(), history)
+    assert ranked and (ranked[0].sha, ranked[0].line) == ("memo", 25), [
+        (x.sha, x.reasons) for x in ranked
+    ]
+    assert any("memo" in r and "data path" in r for r in ranked[0].reasons)
+
+
+def test_a_variable_extracted_beside_another_change_adds_nothing_to_the_path():
+    """The caller on the stack extracts what it hands the writer into `batch` (the same call,
+    now in two lines) and changes a cron string: `batch` gets no data-path credit, and the
+    memo builder stays the suspect."""
+    step = "src/main/java/app/batch/Step.java"
+    extracted = hunk(
+        19,
+        [
+            (19, '    @Scheduled(cron = "0 30 1,6 * * *")'),
+            (21, "        var batch = mapper.map(read(day));"),
+            (22, "        writer.write(batch);"),
+        ],
+        [
+            (19, '    @Scheduled(cron = "0 30 1 * * *")'),
+            (21, "        writer.write(mapper.map(read(day)));"),
+        ],
+        context=[(20, "    public void run(LocalDate day) throws Exception {")],
+    )
+    memo = hunk(
+        25,
+        [(25, '        String memo = "PAY " + month + " " + plain(p.holder()) + " " + p.firm();')],
+        [(25, '        String memo = trim("PAY " + month + " " + plain(p.firm()), 140);')],
+    )
+    c = _writer_crash()
+    c.stack = [
+        (frame(c.path, 7, "write", WRITER[6]), c.path),
+        (frame(step, 22, "run", "        writer.write(batch);"), step),
+    ]
+    history = [
+        commit("cron", "2026-11-28T08:10:00Z", (step, [extracted])),
+        commit("memo", "2026-11-27T10:40:00Z", ("src/main/java/app/batch/PayMapper.java", [memo])),
+    ]
+    ranked = rank(c, history)
+    assert ranked and ranked[0].sha == "memo", [(x.sha, x.score, x.reasons) for x in ranked]
+    assert all("batch" not in " ".join(x.reasons) for x in ranked)

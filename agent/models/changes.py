@@ -1659,14 +1659,14 @@ def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -
     variable extracted, a local renamed), so that what the hunk changes besides is judged."""
     if len(added) > 40 or len(removed) > 40:
         return
-    for size_old in (1, 2, 3):
+    for size_old in (3, 2, 1):  # the longest runs first: a renamed local and its reads
         i = 0
         while i + size_old <= len(removed):
             old = removed[i : i + size_old]
             match = next(
                 (
                     (j, size_new)
-                    for size_new in (1, 2, 3)
+                    for size_new in (3, 2, 1)
                     for j in range(len(added) - size_new + 1)
                     if same_program(old, [t for _, t in added[j : j + size_new]], path)
                 ),

@@ -34,7 +34,6 @@ _KEYWORDS = {
     "def", "fn", "fun", "function", "range", "nil", "null", "None", "true", "false", "True",
     "False", "this", "self", "end", "do", "then", "case", "when", "yield", "await", "async",
 }  # fmt: skip
-_MEMBER_BEFORE = {".", ">", ":"}  # `a.b`, `a->b`, `A::b`
 _DOC = re.compile(r"""^\s*(?:[rRbBuUfF]{0,2}(?:\"\"\"|''')|/\*|\*|#|//)""")
 _OPERATOR = set("+-*/%<>=&|^?:!")
 
@@ -55,11 +54,17 @@ def _top_operator(value: list[str]) -> bool:
     return False
 
 
+def _member(toks: list[str], i: int) -> bool:
+    """Whether the token at `i` is a member's name: `a.b`, `a->b`, `A::b` (not `k => b`)."""
+    before = toks[max(0, i - 2) : i]
+    return before[-1:] == ["."] or before in (["-", ">"], [":", ":"])
+
+
 def _uses(toks: list[str], name: str) -> list[int]:
     """Where `name` is read as a variable: not as a member (`x.name`) or a keyword (`name=`)."""
     out = []
     for i, t in enumerate(toks):
-        if t != name or (i and toks[i - 1] in _MEMBER_BEFORE):
+        if t != name or _member(toks, i):
             continue
         keyword = i + 1 < len(toks) and toks[i + 1] == "=" and toks[i + 2 : i + 3] != ["="]
         if keyword and i and toks[i - 1] in "(,":
@@ -143,7 +148,7 @@ def same_program(removed: list[str], added: list[str], path: str = "") -> bool:
             continue
         if x not in old_local or y not in new_local or x in _KEYWORDS or y in _KEYWORDS:
             return False
-        if i and a[i - 1] in _MEMBER_BEFORE:
+        if _member(a, i):
             return False
         if not _NAME.fullmatch(x) or not _NAME.fullmatch(y):
             return False

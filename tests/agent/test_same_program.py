@@ -48,6 +48,17 @@ SAME = [
             "        return items.subList(0, Math.min(pageSize, items.size()));",
         ],
     ),
+    (  # PHP: a local renamed where it is bound and where an array takes it (`=>`)
+        "app/Services/Report.php",
+        [
+            "        $first = $open[0]['sku'];",
+            "        return ['result' => $first, 'id' => $rec['id']];",
+        ],
+        [
+            "        $firstSku = $open[0]['sku'];",
+            "        return ['result' => $firstSku, 'id' => $rec['id']];",
+        ],
+    ),
     (  # JavaScript: a variable extracted, used once; an operator keeps its precedence
         "src/cart.js",
         ["  return total / (items.length - free);"],
@@ -68,6 +79,8 @@ CHANGED = [
     ("app/cfg.py", ["LIMIT = 5", "    return LIMIT * 2"], ["CAP = 5", "    return CAP * 2"]),
     ("app/a.py", ["    x = f(a)", "    return g(x, x)"], ["    return g(f(a), f(a))"]),
     ("app/a.py", [], ["    log.info('x')"]),
+    ("app/R.php", ["        $x = $a->total;"], ["        $x = $a->amount;"]),  # a member
+    ("app/R.php", ["        $x = A::$total;"], ["        $x = A::$amount;"]),
 ]
 
 

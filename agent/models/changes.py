@@ -22,7 +22,7 @@ from typing import Any
 
 from agent import stacktrace
 from agent.models import relevance, through, wire
-from agent.models.equivalent import same_program
+from agent.models.equivalent import bound_name, reads, same_program
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
@@ -1654,6 +1654,17 @@ def rank(
     return [c for c in out if c.score >= 3 and c.reasons]
 
 
+def where_used(
+    line: int, text: str, added: list[tuple[int, str]], removed: list[str]
+) -> tuple[int, str]:
+    """A new name bound to a value (`const wireLayout = "..."`) changes nothing until a line
+    reads it: the first added line that does is where the behaviour changed."""
+    name = bound_name(text)
+    if name is None or any(reads(t, name) for t in removed):
+        return line, text
+    return next(((n, t.strip()) for n, t in added if n != line and reads(t, name)), (line, text))
+
+
 def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -> None:
     """Drop the runs of lines (up to three each side) rewritten to compute the same (a
     variable extracted, a local renamed), so that what the hunk changes besides is judged."""
@@ -1844,14 +1855,16 @@ def score_hunk(
         if not added and not removed:
             return None
     if not removed and added and definitions(added[0][1]) and refill is None:
-        # Only new functions: nothing the failing run executed changed, unless it calls them.
+        # Only new functions: nothing the failing run executed changed, unless it calls them
+        # or the hunk also sets a key the failing value reads (a settings object after them).
         new = set().union(*(definitions(t) for _, t in added), set())
         used = (
             sig.nearby_names
             | set(sig.path_names)
             | {last_segment(f.function or "").rstrip("?!").lower() for f, _ in crash.stack}
         )
-        if not new & used:
+        sets = set().union(*(keys_written(t) for _, t in added if not definitions(t)), set())
+        if not new & used and not sets & (set(sig.path_names) | sig.nearby_keys):
             return None
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
@@ -2056,6 +2069,10 @@ def score_hunk(
             written.add(m.group(1).lower())
     removed_names = set().union(*(names_of(t) for t in removed), set())
     added_names = set().union(*(names_of(t) for _, t in added), set())
+    for _, t in added:
+        # `row.Scan(&p.ID, &p.Unit)`, `json.Unmarshal(b, &cfg)`: a pointer handed to a call
+        # is written by it.
+        written |= {n.lower() for n in _OUT_PARAM.findall(t)}
     on_path = {n: d for n, d in sig.path_names.items() if n in written}
     if not on_path and not in_crash_file:
         on_path = made_there(sig, path, removed_names | added_names)
@@ -2224,6 +2241,12 @@ def score_hunk(
             sig.stack_functions,
         )
     )
+    mixed = None if handed is not None else reordered(removed, [t for _, t in added])
+    if mixed is not None and {n.lower() for n in mixed[1]} & set(on_path):
+        fit = fit or (
+            f"changes the order of what {mixed[0]} is handed, so "
+            f"{', '.join(sorted(mixed[1])[:3])} now get another's value"
+        )
     if handed is not None:
         score += 7 if handed[1] else 5
         shifted = "the number or the order of " if handed[1] else ""
@@ -2315,6 +2338,8 @@ def score_hunk(
         line, text = path_line[0], path_line[1].strip()
     else:
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
+    if not (in_crash_file and introduced):
+        line, text = where_used(line, text, added, removed)
     if renamed:
         reasons.append("only renames a variable on the crash line")
     return Change(
@@ -3086,6 +3111,30 @@ def stack_functions(stack: dict[str, list[tuple[int, stacktrace.Frame]]]) -> set
                 if useful(name.lower()) and len(name) >= 4:
                     out.add(name.strip("<>"))
     return out
+
+
+_OUT_PARAM = re.compile(r"(?<=[(,])\s*&\s*(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)")
+_CALLED = re.compile(r"([A-Za-z_][\w$]*)\s*\(")
+
+
+def reordered(removed: list[str], added: list[str]) -> tuple[str, list[str]] | None:
+    """A call whose arguments kept are now in another order (`Scan(&p.Unit, &p.OnHand)` →
+    `Scan(&p.OnHand, &p.Unit)`, a column inserted in the middle): the callee and the names
+    of the arguments that moved."""
+    before, after = " ".join(removed), " ".join(added)
+    for m in _CALLED.finditer(after):
+        now = _call_args(after, m.end())
+        old_call = re.search(rf"(?<![\w$]){re.escape(m.group(1))}\s*\(", before)
+        was = _call_args(before, old_call.end()) if old_call else None
+        if not now or not was or len(was) < 2:
+            continue
+        kept_now = [a for a in now if a in was]
+        kept_was = [a for a in was if a in now]
+        if len(kept_now) >= 2 and len(kept_now) == len(kept_was) and kept_now != kept_was:
+            moved = [a for a, b in zip(kept_now, kept_was, strict=True) if a != b]
+            names = sorted({n for a in moved for n in re.findall(r"[A-Za-z_]\w*", a)[-1:]})
+            return m.group(1), names
+    return None
 
 
 def rehanded(added: list[str], removed: list[str], names: set[str]) -> tuple[str, bool] | None:

@@ -155,3 +155,18 @@ def same_program(removed: list[str], added: list[str], path: str = "") -> bool:
         if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
             return False
     return True
+
+
+def bound_name(line: str) -> str | None:
+    """The one name the line binds (`const wireLayout = "..."`, `$limit = 5;`), if any."""
+    m = _BINDING.match(line)
+    return m.group("name") if m else None
+
+
+def reads(line: str, name: str) -> bool:
+    """Whether the line reads `name` as a variable (not as a member or a keyword)."""
+    m = _BINDING.match(line)
+    toks = tokens(line)
+    if m and m.group("name") == name:
+        toks = tokens(m.group("value"))
+    return bool(_uses(toks, name))

@@ -1660,9 +1660,11 @@ def where_used(
     """A new name bound to a value (`const wireLayout = "..."`) changes nothing until a line
     reads it: the first added line that does is where the behaviour changed."""
     name = bound_name(text)
-    if name is None or any(reads(t, name) for t in removed):
-        return line, text
-    return next(((n, t.strip()) for n, t in added if n != line and reads(t, name)), (line, text))
+    if name is None or _depth(text) != 0:
+        return line, text  # no new name, or a value that goes on (`s := &Service{`)
+    if any(bound_name(t) == name or reads(t, name) for t in removed):
+        return line, text  # an old name given another value: that line is the change
+    return next(((n, t.strip()) for n, t in added if n > line and reads(t, name)), (line, text))
 
 
 def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -> None:

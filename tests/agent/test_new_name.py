@@ -1,7 +1,7 @@
 """A value given a new name changes nothing until a line reads it; a settings object added
 after a helper function is still a change of the settings the failing code reads."""
 
-from agent.models.changes import rank
+from agent.models.changes import rank, where_used
 from agent.models.equivalent import bound_name, reads
 from tests.agent.test_changes import commit, crash, frame, hunk
 
@@ -139,3 +139,18 @@ def test_values_read_into_fields_in_another_order_are_the_fault():
 def test_a_field_added_at_the_end_moves_nothing():
     ranked = _scan_case("&p.ID, &p.Name, &p.Unit, &p.OnHand, &p.PriceCents, &p.Reorder")
     assert all("order of" not in " ".join(x.reasons) for x in ranked)
+
+
+def test_a_value_that_goes_on_over_lines_keeps_its_line():
+    """`s := &Service{` opens a literal that the next lines fill: it is the change, and an
+    earlier closure's `s` is another variable."""
+    added = [
+        (24, "\treturn func(s *Service) { s.window = d }"),
+        (32, "\ts := &Service{"),
+        (33, "\t\trepo:   repo,"),
+        (38, "\treturn s"),
+    ]
+    assert where_used(32, "s := &Service{", added, []) == (32, "s := &Service{")
+    const = [(14, 'const wireLayout = "2006"'), (21, "\tv, err := time.Parse(wireLayout, s)")]
+    assert where_used(14, const[0][1], const, [])[0] == 21
+    assert where_used(14, const[0][1], const, ['const wireLayout = "2007"'])[0] == 14

@@ -31,7 +31,7 @@ NULLISH = re.compile(
     re.IGNORECASE,
 )
 GUARD = re.compile(
-    r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|\?:|\|\||\.get\(|getOrDefault|"
+    r"\bnull\b|\bNone\b|\bnil\b|\bundefined\b|\?\?|\?\.|&\.|\?:|\|\||\.get\(|getOrDefault|"
     r"\bdefault\b|Optional|\bif\b|\bok\b|len\(|\btry\b|\bexcept\b|\bcatch\b|\brescue\b|"
     r"fallback|orElse|isset|empty\(|(?i:\bcoalesce\b|\bifnull\b|\bnvl\b)",
 )
@@ -1467,6 +1467,21 @@ def receiver_path(crash: Crash, code: str) -> dict[str, int]:
     return data_path(crash, held.group(1), []) if held else {}
 
 
+def dereference(crash: Crash, code: str) -> str | None:
+    """The receiver and the member the exception says were read on a missing value, as the
+    failing line writes them without spaces (`@quote.open?`, `$order->total`)."""
+    m = _READ_ON_NULL.search(crash.exc_value)
+    member = next((g for g in m.groups() if g), None) if m else None
+    if not member:
+        return None
+    held = re.search(
+        rf"([@$]*[\w$]+(?:\s*(?:\?\.|\.|->|&\.)\s*[\w$]+)*\s*(?:\?\.|\.|->|!!\.|&\.)\s*"
+        rf"{re.escape(member)})(?![\w$])",
+        code_of(code),
+    )
+    return re.sub(r"\s+", "", held.group(1)) if held else None
+
+
 def failing_function(crash: Crash) -> list[str]:
     """The crashing function up to the crash line (its header too) and the caller's lines
     above its call: where the types of the failing values are named."""
@@ -1903,6 +1918,15 @@ def score_hunk(
         and not sig.rethrow
         and same_values(crash_code, removed)
     ):
+        passes = "the same values"
+    # A missing value dereferenced as the old lines already did (`unless @quote.open?` made
+    # `return if @quote.open?`): the rewrite did not make it missing; what sets it did.
+    dereferenced = (
+        dereference(crash, crash_code)
+        if not passes and crash.nullish and in_crash_file and introduced and not sig.rethrow
+        else None
+    )
+    if dereferenced and any(dereferenced in re.sub(r"\s+", "", r) for r in removed):
         passes = "the same values"
     # A call that timed out waited on something else: the same call made before the rewrite
     # (another header, another argument) is no new wait.

@@ -680,12 +680,26 @@ class Analysis:
             (r for r in self.ranking[1:3] if r.fits and r.path != c.path and r.sha != c.sha), None
         )
         on_stack = {p for _, p in self.crash.stack} if self.crash is not None else set()
+        # Another commit that fits the exception as well, not far behind: two explanations.
+        contender = next(
+            (
+                r
+                for r in self.ranking[1:3]
+                if r.fits and r.sha != c.sha and r.score >= 0.6 * c.score
+            ),
+            None,
+        )
+        if contender is not None:
+            down.append(
+                f"{contender.path} (commit {contender.sha[:7]}) explains it too, "
+                f"{contender.score:.1f} against {c.score:.1f}"
+            )
         if c.rewrote and rival is not None:
             down.append(f"the crash line was only rewritten, and {rival.path} also fits")
         elif c.path not in on_stack and c.also:
             # Which file of the commit broke it is open when another one fits as well.
             down.append(f"the same commit also changed {c.also[0]} in a way that fits")
-        elif complete and c.fits and agree and margin >= 4 and c.score >= 10:
+        elif complete and c.fits and agree and margin >= 4 and c.score >= 10 and not contender:
             return "high", up, down
         if c.score >= 6 and margin >= 1.5 and (c.fits or agree):
             return "medium", up, down

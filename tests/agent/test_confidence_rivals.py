@@ -1,5 +1,5 @@
 """ "High" needs one clear winner: not a crash line that was only rewritten while a change
-elsewhere also fits the exception."""
+elsewhere also fits the exception, nor a winner with another commit that fits close behind."""
 
 from agent import stacktrace
 from agent.models.changes import Change
@@ -28,4 +28,16 @@ def test_a_rewritten_crash_line_with_a_fitting_rival_elsewhere_is_not_high():
     level, _, lowered = analysis(rewrite, rival).confidence()
     assert level != "high" and any("only rewritten" in d for d in lowered)
     written = change("tidy", "app/comments.ts", 22.0, on_crash_line=True, blamed=True)
-    assert analysis(written, rival).confidence()[0] == "high"  # a new line: it may well be it
+    distant = change("loader", "app/loaders.ts", 10.0)
+    assert analysis(written, distant).confidence()[0] == "high"  # a new line: it may well be it
+
+
+def test_another_commit_that_fits_not_far_behind_is_not_high():
+    """Two commits that each explain the exception, the second at 0.6 of the first or more:
+    which one broke it is open, whatever else raised the first."""
+    written = change("tidy", "app/comments.ts", 22.0, on_crash_line=True, blamed=True)
+    close = change("loader", "app/loaders.ts", 14.0)
+    level, _, lowered = analysis(written, close).confidence()
+    assert level == "medium" and any("explains it too" in d for d in lowered)
+    unfit = change("loader", "app/loaders.ts", 14.0, fits=False)
+    assert analysis(written, unfit).confidence()[0] == "high"

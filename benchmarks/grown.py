@@ -6,8 +6,8 @@ ones, dated before the real history begins. The events, the scenario and expecte
 are rewritten to the new SHAs, so the incident is the same and only the repository grew.
 For each size the investigation runs offline as `incident-bot investigate` runs it; the
 time inside the run (the loop, as `stats.wall_seconds` reports it) and the answer are
-printed. The goal: the same answer at every size, and at the largest a time at most 1.5×
-the ungrown one's.
+printed (the fastest of the runs and their median; the sizes take turns run by run). The
+goal: the same answer at every size, and at the largest a time at most 1.5× the ungrown one's.
 
     .venv/bin/python benchmarks/grown.py [SCENARIO_DIR] [--runs 5] [--sizes 0:0,20000:3000,...]
 """
@@ -144,17 +144,14 @@ def rewrite(folder: Path, out: Path, repo: Path, shas: dict[str, str]) -> Path:
     return out
 
 
-async def investigate(folder: Path, runs: int, git_session) -> tuple[float, dict]:
+async def investigate_once(folder: Path, git_session) -> tuple[float, dict]:
     scenario = load_scenario(folder)
-    times, doc = [], {}
-    for _ in range(runs):
-        inv = Investigation.open(scenario.question, scenario.scope)
-        with tempfile.TemporaryDirectory() as tmp:
-            repo = await clone(scenario, Path(tmp))
-            url = f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
-            doc = await run(scenario, repo, inv, url, Limits(), as_json=True, git=git_session)
-        times.append(doc["stats"]["wall_seconds"])
-    return statistics.median(times), doc
+    inv = Investigation.open(scenario.question, scenario.scope)
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = await clone(scenario, Path(tmp))
+        url = f"sqlite+aiosqlite:///{Path(tmp) / 'run.db'}"
+        doc = await run(scenario, repo, inv, url, Limits(), as_json=True, git=git_session)
+    return doc["stats"]["wall_seconds"], doc
 
 
 def answer(doc: dict, back: dict[str, str]) -> str:
@@ -190,24 +187,32 @@ def prepare(
 
 
 async def measure(name: str, cases: list[tuple[int, int, float, Path, dict[str, str]]], runs: int):
+    """The sizes take turns run by run, so that a machine busy for a while slows them all
+    alike; the ratio is of the fastest runs, the least disturbed by anything else."""
     session = git_server()
     await session.start()
-    print(f"incident: {name}, median of {runs} run(s) per size")
-    print(f"{'commits':>8} {'files':>6} {'grow s':>7} {'run s':>7} {'ratio':>6}  answer")
-    base: float | None = None
-    answers = set()
+    times: list[list[float]] = [[] for _ in cases]
+    docs: list[dict] = [{} for _ in cases]
     try:
-        for commits, files, grow_s, case, back in cases:
-            seconds, doc = await investigate(case, runs, session)
-            base = base or seconds
-            said = answer(doc, back)
-            answers.add(said)
-            print(
-                f"{commits:8d} {files:6d} {grow_s:7.1f} {seconds:7.3f} {seconds / base:5.2f}×  "
-                f"{said}"
-            )
+        for _ in range(runs):
+            for i, (_, _, _, case, _) in enumerate(cases):
+                seconds, docs[i] = await investigate_once(case, session)
+                times[i].append(seconds)
     finally:
         await session.aclose()
+    print(f"incident: {name}, {runs} run(s) per size, the sizes in turn")
+    print(
+        f"{'commits':>8} {'files':>6} {'grow s':>7} {'min s':>7} {'median':>7} {'ratio':>6}  answer"
+    )
+    base = min(times[0])
+    answers = set()
+    for (commits, files, grow_s, _, back), took, doc in zip(cases, times, docs, strict=True):
+        said = answer(doc, back)
+        answers.add(said)
+        print(
+            f"{commits:8d} {files:6d} {grow_s:7.1f} {min(took):7.3f} "
+            f"{statistics.median(took):7.3f} {min(took) / base:5.2f}×  {said}"
+        )
     print(f"\nsame answer at every size: {'yes' if len(answers) == 1 else 'NO'}")
 
 

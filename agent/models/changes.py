@@ -22,7 +22,7 @@ from typing import Any
 
 from agent import stacktrace
 from agent.models import relevance, through, wire
-from agent.models.equivalent import bound_name, reads, same_program
+from agent.models.equivalent import Prepared, bound_name, prepare, reads, same, same_program
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
 NULLISH = re.compile(
@@ -1687,16 +1687,24 @@ def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -
     variable extracted, a local renamed), so that what the hunk changes besides is judged."""
     if len(added) > 40 or len(removed) > 40:
         return
+    # Each run of added lines is prepared once, not once per run of removed lines it meets.
+    runs: dict[tuple[int, int], Prepared] = {}
+
+    def run(j: int, size: int) -> Prepared:
+        if (j, size) not in runs:
+            runs[(j, size)] = prepare([t for _, t in added[j : j + size]], False, path)
+        return runs[(j, size)]
+
     for size_old in (3, 2, 1):  # the longest runs first: a renamed local and its reads
         i = 0
         while i + size_old <= len(removed):
-            old = removed[i : i + size_old]
+            old = prepare(removed[i : i + size_old], True, path)
             match = next(
                 (
                     (j, size_new)
                     for size_new in (3, 2, 1)
                     for j in range(len(added) - size_new + 1)
-                    if same_program(old, [t for _, t in added[j : j + size_new]], path)
+                    if same(old, run(j, size_new))
                 ),
                 None,
             )
@@ -1706,6 +1714,7 @@ def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -
             j, size_new = match
             del removed[i : i + size_old]
             del added[j : j + size_new]
+            runs.clear()  # the added lines moved up
 
 
 def unchanged_behaviour(f: dict[str, Any]) -> bool:

@@ -132,15 +132,20 @@ def inline(
     return [r for r in rows if r], local
 
 
-def same_program(removed: list[str], added: list[str], path: str = "") -> bool:
-    """The added lines of a file compute what its removed ones did (see the module's
-    docstring); `path` tells how its comments are written."""
-    old, old_local = inline(removed, True, path)
-    new, new_local = inline(added, False, path)
-    a = [t for row in old for t in row]
-    b = [t for row in new for t in row]
+Prepared = tuple[list[str], set[str]]
+
+
+def prepare(lines: list[str], removed_side: bool, path: str = "") -> Prepared:
+    """One side as `same` compares it: its tokens after inlining, and its local names."""
+    rows, local = inline(lines, removed_side, path)
+    return [t for row in rows for t in row], local
+
+
+def same(old: Prepared, new: Prepared) -> bool:
+    """Two prepared sides are equal but for local names renamed one to one."""
+    (a, old_local), (b, new_local) = old, new
     if a == b or len(a) != len(b):
-        return a == b and bool(removed or added)
+        return a == b
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
     for i, (x, y) in enumerate(zip(a, b, strict=True)):
@@ -155,6 +160,14 @@ def same_program(removed: list[str], added: list[str], path: str = "") -> bool:
         if forward.setdefault(x, y) != y or backward.setdefault(y, x) != x:
             return False
     return True
+
+
+def same_program(removed: list[str], added: list[str], path: str = "") -> bool:
+    """The added lines of a file compute what its removed ones did (see the module's
+    docstring); `path` tells how its comments are written."""
+    if not (removed or added):
+        return False
+    return same(prepare(removed, True, path), prepare(added, False, path))
 
 
 def bound_name(line: str) -> str | None:

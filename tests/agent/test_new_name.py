@@ -138,7 +138,7 @@ def test_values_read_into_fields_in_another_order_are_the_fault():
 
 def test_a_field_added_at_the_end_moves_nothing():
     ranked = _scan_case("&p.ID, &p.Name, &p.Unit, &p.OnHand, &p.PriceCents, &p.Reorder")
-    assert all("order of" not in " ".join(x.reasons) for x in ranked)
+    assert ranked and all("order of" not in " ".join(x.reasons) for x in ranked)
 
 
 def test_a_value_that_goes_on_over_lines_keeps_its_line():

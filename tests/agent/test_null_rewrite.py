@@ -51,7 +51,7 @@ def test_a_rewrite_that_dereferenced_the_same_is_no_fit(path, kind, message, lin
     assert dereference(c, line) == held
     rewrite = hunk(27, [(27, line)], [(27, old)])
     ranked = rank(c, [commit("tidy", "2026-11-28T08:00:00Z", (path, [rewrite]))])
-    assert all(not x.fits and not x.blamed for x in ranked)
+    assert ranked and all(not x.fits and not x.blamed for x in ranked)
     assert all("adds the crash line" not in x.reasons for x in ranked)
 
 

@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from agent import stacktrace
-from agent.models import relevance, through, wire
+from agent.models import failing, relevance, through, wire
 from agent.models.equivalent import Prepared, bound_name, prepare, reads, same, same_program
 
 # Exceptions about something absent: a null, a missing key, an empty collection.
@@ -381,6 +381,8 @@ class Change:
     also: list[str] = field(default_factory=list)  # other files of the commit that fit too
     returns: str = ""  # the function returning the failing value whose body it changes
     stale: bool = False  # it renamed or removed where a name the failing code reads is set
+    quotes: bool = False  # it now writes the value the exception quotes
+    tidied: bool = False  # it rewrote the crash line to compute the same
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -397,7 +399,8 @@ _KIND_PATTERNS = {
     r"interface conversion|mismatch",
     "format": r"valueerror|numberformat|parse|invalid literal|invalid syntax|malformed|format|"
     r"rangeerror|invalid [a-z]+ (?:code|value|id|name|key)|"
-    r"could not convert|invalid (value|number|date|input)|unexpected token|decode",
+    r"could not convert|invalid (value|number|date|input)|unexpected token|decode|"
+    r"invalid (?:integer|float|decimal|amount|string|format|json|uuid|email|time)\b",
     "timeout": r"timeout|timed out|deadline exceeded|etimedout",
 }
 # Where a timeout is set, and the units it is read in.
@@ -456,7 +459,8 @@ _CONVERSION = re.compile(
     r"toFixed|toPrecision|toLocaleString|number_format|sprintf|Sprintf)\b"
 )
 _PARSING = re.compile(
-    r"(?i)format|pars|layout|pattern|strftime|strptime|delim|separator|\bsep\b|split|reader|"
+    r"(?i)format|pars|layout|pattern|strftime|strptime|delim|separator|\bsep\b|split|reader|regex|"
+    r"regexp|\bre\.compile|"
     r"decode|encod|locale"
 )
 _FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|dropWhile)\b")
@@ -820,6 +824,13 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
         # (`for n := 1; n <= pages; n++` around `items[len(items)-1]`).
         for n in loop_bounds(src, start, crash.line):
             names.setdefault(n, 1)
+        # A raise on purpose fails because its condition held (`if not match:` above
+        # `raise ValueError(...)`): what the condition tests is the failing value.
+        if _RAISE.match(code_of(code)):
+            for line in conditions(src, start, crash.line):
+                for n in names_of(code_of(line)):
+                    if useful(n) or _SHORT.fullmatch(n):
+                        names.setdefault(n, 0)
         walk_back(src[start : crash.line - 1], names, (1, 2))
         into_helpers(src, names, skip=last_segment(crash.function).lower())
         header = src[start] if start < len(src) else ""
@@ -920,6 +931,20 @@ def continued(src: list[str], line: int, code: str) -> list[str]:
     return out
 
 
+_BARE = re.compile(r"(?<![\w$.@:>\\])([a-z_][\w]*[?!]?)(?!\s*(?:[(:=\w.]|=>))")
+
+
+def bare_reads(lines: list[str]) -> set[str]:
+    """Bare names the statement reads, neither members nor keys nor calls with brackets:
+    in Ruby, Kotlin or Scala a method or property of its own object (`amount: amount_cents`)."""
+    return {
+        n.rstrip("?!").lower()
+        for line in lines
+        for n in _BARE.findall(_QUOTED.sub('""', code_of(line)))
+        if useful(n)
+    }
+
+
 def _depth(text: str) -> int:
     return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
 
@@ -948,6 +973,26 @@ def into_helpers(src: list[str], names: dict[str, int], skip: str) -> None:
         walk_back(body, found, (d + 2,))
         for n, step in found.items():
             names.setdefault(n, step)
+
+
+_CONDITION = re.compile(r"^\s*(?:\}\s*)?(?:if|elif|elsif|else\s+if|unless|when|guard)\b")
+
+
+def conditions(src: list[str], start: int, line: int) -> list[str]:
+    """The headers of the conditional blocks the line (1-based) sits in, inside its
+    function (from `start`, 0-based): the innermost first."""
+    out: list[str] = []
+    indent = len(src[line - 1]) - len(src[line - 1].lstrip())
+    for j in range(line - 2, start - 1, -1):
+        text = src[j]
+        if not text.strip():
+            continue
+        own = len(text) - len(text.lstrip())
+        if own < indent:
+            indent = own
+            if _CONDITION.match(text):
+                out.append(text)
+    return out
 
 
 _LOOP_HEADER = re.compile(r"^\s*(?:for|while|until|foreach|loop|do)\b|\.(?:each|times|upto)\b")
@@ -1238,7 +1283,9 @@ _IMPORT = re.compile(
     r"""|(?:const|let|var)\s+[\w{}\s,]+=\s*require\(["']([^"']+)["']\)"""
     r"""|require(?:_relative)?\s*\(?["']([^"']+)["']"""
     r"""|use\s+([\w\\]+)"""
-    r"""|["']([\w.\-]+(?:/[\w.\-]+)+)["']\s*$)"""
+    r"""|["']([\w.\-]+(?:/[\w.\-]+)+)["']\s*$"""
+    # a line of a Go import block, `"strings"` or `sentry "github.com/getsentry/sentry-go"`
+    r"""|(?:([A-Za-z_]\w*)\s+)?"([a-z][\w.\-]*(?:/[\w.\-]+)*)"\s*$)"""
 )
 
 
@@ -1356,6 +1403,8 @@ class Signals:
     # The exception names the member read on the missing value (`reading 'title'`): the
     # names that value is made of (`t` ← `CATALOG[locale]` ← the caller's locale).
     receiver_path: dict[str, int] = field(default_factory=dict)
+    # The crash line's own operations that raise this kind (`days[i]`), when known.
+    sites: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, crash: Crash) -> Signals:
@@ -1376,6 +1425,10 @@ class Signals:
             for m in m
             if m and m.lower() not in NOISE
         }
+        # A message that ends on the value it could not take (`Unknown currency code: eur`).
+        tail = re.search(r""":\s*([^\s:'"`,;()\[\]]{2,60})\s*$""", crash.exc_value)
+        if tail and not re.fullmatch(r"[\d.eE+-]+", tail.group(1)):
+            literals.add(tail.group(1).lower())
         code_terms = set().union(*(parts(t) for t in identifiers_of(code)), set())
         path_names = data_path(crash, code, nearby)
         # Functions the caller calls to build the arguments the failing code received.
@@ -1395,6 +1448,7 @@ class Signals:
             nearby_names=(
                 set().union(*(calls_of(line) for line in nearby if not definitions(line)), set())
                 | passed
+                | bare_reads([code, *continued(crash.source, crash.line, code)])
             )
             - NOISE,
             nearby_keys=set().union(*(keys_read(line) for line in nearby), set()),
@@ -1440,6 +1494,13 @@ class Signals:
             types=wire.types_named(failing_function(crash)),
             callees=value_callees(crash, code),
             receiver_path=receiver_path(crash, code),
+            sites={
+                x.lower()
+                for x in failing.sites(crash.kinds, crash.exc_value, code, imported(crash.source))
+                or ()
+            }
+            if not rethrow
+            else set(),
         )
 
 
@@ -1614,7 +1675,7 @@ def rank(
                 if ran_before:
                     change.score *= RAN_BEFORE
                     change.reasons.append("it ran in the release before without these errors")
-                if change.on_crash_line and (change.renamed or change.passes):
+                if change.tidied or (change.on_crash_line and (change.renamed or change.passes)):
                     # Blame names the commit for the crash line, which it left running as
                     # before: its other hunks get no credit from it either.
                     unblamed.add(change.sha)
@@ -1629,7 +1690,7 @@ def rank(
                     if path == crash.path:
                         blame_seen.add(change.sha)
                 empty = not int(hunk.get("old_start") or 0) and not int(hunk.get("old_lines") or 0)
-                if empty and (path, index) not in refills:
+                if empty and (path, index) not in refills and not change.quotes:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"
                 best.setdefault(change.sha, []).append(change)
         remember(files)
@@ -1650,6 +1711,14 @@ def rank(
             renamer.reasons.append(f"the same commit also changed {top.path}, for the rename")
             renamer.score = top.score + 1
             top = renamer
+        quoting = next((h for h in hunks[1:] if h.quotes and not top.quotes), None)
+        if quoting is not None:
+            # Where the commit writes the very value the exception quotes is where the bad
+            # value comes from; the hunk on the stack only hands it on.
+            quoting.reasons.append(f"the same commit changed {top.path}, which hands it on")
+            quoting.score = top.score + 1
+            quoting.blamed = quoting.blamed or top.blamed
+            top = quoting
         producer = next((h for h in hunks[1:] if h.producer and h.path != top.path), None)
         if (
             producer is not None
@@ -1661,6 +1730,8 @@ def rank(
             producer.reasons.append(f"the same commit changed {top.path}, on the stack")
             producer.score = top.score + 1
             top = producer
+        if top.sha in unblamed:
+            top.blamed = False  # the crash line it wrote runs as before: blame says nothing
         top.also = sorted({h.path for h in hunks if h.fits and h.path != top.path})
         out.append(top)
     out = off_value_path(sig, sorted(out, key=lambda c: -c.score))
@@ -1897,6 +1968,14 @@ def score_hunk(
     score, reasons = 0.0, []
     crash_code = code_of(sig.code) if sig.rethrow else code_of(crash.code)
     introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
+    # The crash line was among the hunk's lines but rewritten to compute the same (a value
+    # extracted into a variable): blame names the hunk for a line that runs as before.
+    tidied = (
+        path == crash.path
+        and not introduced
+        and bool(crash_code)
+        and any(squash(code_of(str(t))) == squash(crash_code) for _, t in hunk.get("added") or [])
+    )
     in_crash_file = path == crash.path
     # The crash line rewritten around a call that still gets the same arguments: the value
     # that fails it comes through them, from what binds them, not from this rewrite.
@@ -1936,6 +2015,18 @@ def score_hunk(
         else None
     )
     if dereferenced and any(dereferenced in re.sub(r"\s+", "", r) for r in removed):
+        passes = "the same values"
+    # The operation that raises this kind (a dereference, a lookup, a division, a check)
+    # written as before, on the same operands, with no guard dropped.
+    if (
+        not passes
+        and in_crash_file
+        and introduced
+        and not sig.rethrow
+        and failing.kept(
+            sig.kinds, crash.exc_value, crash_code, removed, [t for _, t in added], sig.imports
+        )
+    ):
         passes = "the same values"
     # A call that timed out waited on something else: the same call made before the rewrite
     # (another header, another argument) is no new wait.
@@ -2023,6 +2114,11 @@ def score_hunk(
         # whose result the failing statement never uses (`code = codes.next()` two lines up)
         # is not what the failing code calls.
         called &= set(sig.callees) | sig.null_from
+    if sig.sites:
+        # The crash line failed in an operation of its own (`days[i].add(x)` on `days[i]`):
+        # what it calls there counts only when the operation works on its result.
+        on_line = calls_of(code_of(crash.code))
+        called = {c for c in called if c not in on_line or any(c in x for x in sig.sites)}
     calls_into = bool(called) and not (in_crash_file and introduced)
     if calls_into:
         score += 4
@@ -2154,8 +2250,9 @@ def score_hunk(
     changed_terms = words_of(" ".join(changed_text))
     overlap = 1.5 * len(sig.exc_terms & changed_terms) + 1.0 * len(sig.code_terms & changed_terms)
     linked = path in sig.stack_by_path or calls_into or bool(shaped) or produces_null or on_path
-    # The words of a message this raise itself wrote are no clue.
-    score += 0.0 if reworded else min(6.0, overlap if linked else overlap / 4)
+    # The words of a message this raise itself wrote are no clue, nor those of a crash line
+    # rewritten to do the same: they are the crash line's own.
+    score += 0.0 if reworded or passes else min(6.0, overlap if linked else overlap / 4)
     imports = module_names(path) & sig.imports
     # Named like what the failing code reads from (`$invoice->customer`: Invoice.php).
     held_here = bool(set().union(*sig.holders.values(), set()) & parts(PurePosixPath(path).stem))
@@ -2309,6 +2406,16 @@ def score_hunk(
     if "zero" in sig.kinds and not in_crash_file and (linked or imports) and zeroed(added, removed):
         score += 4
         fit = fit or "now gives 0 where it gave another number, and the failing code divides"
+    # The crash line rewritten: it now dereferences a value the old line did not, or hands
+    # the call that raised other arguments.
+    if "adds the crash line" in reasons and not fit and "null" in sig.kinds:
+        fresh = failing.new_receivers(crash_code, removed, sig.imports)
+        if fresh:
+            fit = f"now dereferences {', '.join(sorted(fresh)[:2])}, which can be missing"
+    if "adds the crash line" in reasons and not fit:
+        handed = through.rehanded(crash_code, removed, crash.callee)
+        if handed:
+            fit = f"changes what {handed} is handed, the call that raised"
     if fit and off_receiver and not in_crash_file and not stale:
         # It makes another value of the failing statement than the one found missing.
         fit = None
@@ -2375,6 +2482,13 @@ def score_hunk(
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
     if not (in_crash_file and introduced):
         line, text = where_used(line, text, added, removed)
+    if "adds the crash line" in reasons and not fit and sig.kinds:
+        # The crash line rewritten in a way that does not raise this kind of exception (a
+        # log message reworded around the same call): where it stands, not why it fails.
+        score -= 4.5
+        reasons[reasons.index("adds the crash line")] = (
+            "adds the crash line, though not in a way known to raise this exception"
+        )
     if renamed:
         reasons.append("only renames a variable on the crash line")
     return Change(
@@ -2406,6 +2520,8 @@ def score_hunk(
         rewrote=bool(in_crash_file and introduced) and rewritten_statement(crash_code, removed),
         returns=made[0].name if made is not None else "",
         stale=bool(stale),
+        quotes=quoted is not None,
+        tidied=tidied,
     )
 
 

@@ -52,3 +52,17 @@ def raised_by(name: str, callee: str) -> bool:
     """The call names the function the exception left from, or the one it hands off to."""
     name = name.lower()
     return name == callee or (len(name) >= 4 and name in callee)
+
+
+def rehanded(crash_line: str, removed: list[str], callee: str) -> str | None:
+    """The call known to have raised, now handed other arguments than a removed line gave
+    it (`getInstance(code)` made `getInstance(code.toUpperCase())`): the rewrite changed what
+    it failed on."""
+    wanted = callee.lower()
+    if not wanted:
+        return None
+    old = [c for line in removed for c in calls(line) if raised_by(c[0], wanted)]
+    for name, args in calls(crash_line):
+        if raised_by(name, wanted) and old and all(args != a for n, a in old if n == name):
+            return name
+    return None

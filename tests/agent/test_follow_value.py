@@ -434,7 +434,7 @@ def test_a_raise_reworded_still_raises_in_the_same_case_so_the_value_came_from_e
         commit("limit", "2026-11-28T08:00:00Z", ("app/limits.py", [limit])),
     ]
     ranked = rank(c, history)
-    words = next(x for x in ranked if x.sha == "words") if ranked else None
+    words = next((x for x in ranked if x.sha == "words"), None)
     assert words is None or (
         not words.fits and any("raises" in r and "same case" in r for r in words.reasons)
     ), words

@@ -694,12 +694,24 @@ class Analysis:
                 f"{contender.path} (commit {contender.sha[:7]}) explains it too, "
                 f"{contender.score:.1f} against {c.score:.1f}"
             )
+        # A rewrite of many lines holds the fault somewhere: which line is less sure.
+        size = len(c.hunk.get("added") or []) + len(c.hunk.get("removed") or [])
+        if size > LARGE_HUNK:
+            down.append(f"the change rewrites {size} lines, and the suspect is one of them")
         if c.rewrote and rival is not None:
             down.append(f"the crash line was only rewritten, and {rival.path} also fits")
         elif c.path not in on_stack and c.also:
             # Which file of the commit broke it is open when another one fits as well.
             down.append(f"the same commit also changed {c.also[0]} in a way that fits")
-        elif complete and c.fits and agree and margin >= 4 and c.score >= 10 and not contender:
+        elif (
+            complete
+            and c.fits
+            and agree
+            and margin >= 4
+            and c.score >= 10
+            and not contender
+            and size <= LARGE_HUNK
+        ):
             return "high", up, down
         if c.score >= 6 and margin >= 1.5 and (c.fits or agree):
             return "medium", up, down
@@ -713,6 +725,10 @@ class Analysis:
 
     def crash_terms(self) -> list[str]:
         return [t for t in stacktrace.identifiers(self.crash_code) if changes.useful(t)]
+
+
+# Lines changed (added and removed) beyond which a hunk's suspect line is a guess among many.
+LARGE_HUNK = 20
 
 
 # Errors of the infrastructure that come and go: a timeout, a refused or lost connection.

@@ -41,3 +41,16 @@ def test_another_commit_that_fits_not_far_behind_is_not_high():
     assert level == "medium" and any("explains it too" in d for d in lowered)
     unfit = change("loader", "app/loaders.ts", 14.0, fits=False)
     assert analysis(written, unfit).confidence()[0] == "high"
+
+
+def test_a_winner_that_rewrites_many_lines_is_not_high():
+    """The commit may be sure while the line is not: a hunk of twenty-odd changed lines holds
+    the fault somewhere among them."""
+    lines = [[n, f"  line {n}"] for n in range(1, 13)]
+    small = change("loader", "app/loaders.ts", 22.0, producer=True, hunk={"added": lines[:6]})
+    other = change("tidy", "app/comments.ts", 10.0, fits=False)
+    assert analysis(small, other).confidence()[0] == "high"
+    big = change("loader", "app/loaders.ts", 22.0, producer=True)
+    big.hunk = {"added": lines, "removed": lines[:10]}
+    level, _, lowered = analysis(big, other).confidence()
+    assert level == "medium" and any("rewrites 22 lines" in d for d in lowered)

@@ -1403,6 +1403,7 @@ class Signals:
     # The exception names the member read on the missing value (`reading 'title'`): the
     # names that value is made of (`t` ← `CATALOG[locale]` ← the caller's locale).
     receiver_path: dict[str, int] = field(default_factory=dict)
+    missing_type: str = ""  # the type of the missing value, when the message names it
     # The crash line's own operations that raise this kind (`days[i]`), when known.
     sites: set[str] = field(default_factory=set)
 
@@ -1461,6 +1462,7 @@ class Signals:
             function_keys=set().union(
                 *(keys_read(code_of(t)) for t in crash.source[start - 1 : crash.line]), set()
             ),
+            missing_type=missing_type(crash.exc_value),
             null_from={
                 m.lower()
                 for m in re.findall(
@@ -1541,6 +1543,52 @@ def dereference(crash: Crash, code: str) -> str | None:
         code_of(code),
     )
     return re.sub(r"\s+", "", held.group(1)) if held else None
+
+
+# A JVM's helpful NullPointerException: the method invoked on the missing value, by type.
+_INVOKED_ON = re.compile(r'Cannot (?:invoke|read field|read the array length) "?((?:[\w$]+\.)+)')
+_LIBRARY = re.compile(r"^(?:java|javax|jakarta|kotlin|scala|android|sun|com\.sun)\.")
+
+
+def missing_type(message: str) -> str:
+    """The type of the value that was missing, as the message names it, when the project
+    defines it (`Cannot invoke "com.shop.Vat.rate()"` → Vat; none for `String.trim()`)."""
+    m = _INVOKED_ON.search(message)
+    if not m:
+        return ""
+    qualified = m.group(1).rstrip(".")
+    if "." not in qualified or _LIBRARY.match(qualified):
+        return ""  # unqualified (`String`, `Object`) or the platform's own
+    return qualified.rsplit(".", 1)[-1]
+
+
+def returning(hunk: dict[str, Any], type_name: str) -> tuple[str, int, str] | None:
+    """The function of the hunk that is declared to return `type_name` and whose body the
+    hunk changes (Java, Kotlin, TypeScript, C# declarations), with its first added line
+    there, or None."""
+    t = re.escape(type_name)
+    declared = re.compile(
+        rf"\b(?:Optional<|Mono<|Promise<)?{t}>?\??\s+(\w+)\s*\(|"  # Java, C#: `Vat of(`
+        rf"\bfun\s+(?:<[^>]*>\s*)?(?:\w+\.)?(\w+)\s*\([^)]*\)\s*:\s*{t}\b|"  # Kotlin
+        rf"(\w+)\s*\([^)]*\)\s*:\s*(?:Promise<)?{t}\b"  # TypeScript
+    )
+    lines = sorted(
+        [(int(n), str(t)) for n, t in hunk.get("context") or []]
+        + [(int(n), str(t)) for n, t in hunk.get("added") or []]
+    )
+    changed = {int(n) for n, _ in hunk.get("added") or []}
+    header = str(hunk.get("function") or "")
+    current = None
+    if (m := declared.search(header)) is not None:
+        current = next(g for g in m.groups() if g)
+    for n, text in lines:
+        code = code_of(text)
+        m = declared.search(code)
+        if m is not None:
+            current = next(g for g in m.groups() if g)
+        elif current and n in changed and code.strip() and not definitions(text):
+            return current, n, text.strip()
+    return None
 
 
 def failing_function(crash: Crash) -> list[str]:
@@ -2130,6 +2178,15 @@ def score_hunk(
         score += 3
         calls_into = True
         reasons.append(f"changes {min(returned_null)}(), whose result the exception says was null")
+    # The exception names the type of the value that was missing (`Cannot invoke
+    # "shop.Vat.rate()"`): a changed function that returns that type may now return none.
+    typed = returning(hunk, sig.missing_type) if sig.missing_type and not in_crash_file else None
+    if typed and not calls_into:
+        score += 4
+        calls_into = True
+        reasons.append(
+            f"changes {typed[0]}, which returns a {sig.missing_type}, the type of the missing value"
+        )
     beneath = (defined & sig.beneath) - called
     if beneath and not calls_into:
         # The hidden cause failed somewhere below the guarded call: a function that call
@@ -2470,6 +2527,8 @@ def score_hunk(
         line, text = replacing[0], replacing[1].strip()
     elif frame_line is not None:
         line, text = frame_line[0], frame_line[1].strip()  # the changed line the request ran
+    elif typed:
+        line, text = typed[1], typed[2]  # in the function that returns the missing type
     elif calls_into:
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
     elif key_line is not None:
@@ -2514,7 +2573,8 @@ def score_hunk(
             )
             or refill is not None
         )
-        or made is not None,
+        or made is not None
+        or bool(typed),
         renamed=renamed,
         passes=bool(passes) or waited,
         rewrote=bool(in_crash_file and introduced) and rewritten_statement(crash_code, removed),

@@ -2014,6 +2014,7 @@ def score_hunk(
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
     score, reasons = 0.0, []
+    beside = 0.0  # what being close to the crash in its function gave
     crash_code = code_of(sig.code) if sig.rethrow else code_of(crash.code)
     introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
     # The crash line was among the hunk's lines but rewritten to compute the same (a value
@@ -2121,9 +2122,11 @@ def score_hunk(
         # crash line but changes only what follows it is not "around" it.
         if start <= crash.line <= end and inside:
             score += 3
+            beside += 3
             reasons.append("changes the code around the crash line")
         if inside:
             score += max(3.0, 5 - distance / 5)
+            beside += max(3.0, 5 - distance / 5)
             reasons.append(f"changes the crashing function {distance} line(s) from the crash")
     frame_line: tuple[int, str] | None = None
     for depth, frame in sig.stack_by_path.get(path, []):
@@ -2541,6 +2544,11 @@ def score_hunk(
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
     if not (in_crash_file and introduced):
         line, text = where_used(line, text, added, removed)
+    if beside and not fit and sig.kinds:
+        # Beside the crash in its function, but of no kind known to raise this exception (a
+        # log line, a tag, a timer): close to where it failed, not why.
+        score -= beside / 2
+        reasons.append("though not in a way known to raise this exception")
     if "adds the crash line" in reasons and not fit and sig.kinds:
         # The crash line rewritten in a way that does not raise this kind of exception (a
         # log message reworded around the same call): where it stands, not why it fails.

@@ -213,3 +213,43 @@ def test_blame_of_a_crash_line_rewritten_to_compute_the_same_lends_nothing():
     ranked = rank(c, history)
     assert ranked and ranked[0].sha == "auth", [(x.sha, x.score, x.reasons) for x in ranked]
     assert all(not x.blamed for x in ranked)
+
+
+def test_a_change_beside_the_crash_of_no_fitting_kind_loses_to_one_that_fits():
+    # A cache touched beside the line that failed; the middleware on the stack now hands the
+    # service a date string where it handed a Date: that fits "Invalid time value".
+    path, middleware = "src/services/bookings.ts", "src/middleware/range.ts"
+    source = [
+        "export async function week(range: Range) {",
+        "  await cache.touch(range.key);",
+        "  const from = range.from.toISOString();",
+    ]
+    c = crash(
+        path=path,
+        line=3,
+        function="week",
+        exc_type="RangeError",
+        exc_value="Invalid time value",
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+        stack=[
+            (frame(path, 3, "week", source[2]), path),
+            (frame(middleware, 18, "range", "  req.range = { from, to };"), middleware),
+        ],
+    )
+    touch = hunk(2, [(2, source[1])])
+    touch["old_lines"] = 0
+    parse = hunk(
+        17,
+        [(17, "  const from = String(req.query.from);")],
+        [(17, "  const from = new Date(String(req.query.from));")],
+    )
+    history = [
+        commit("touch", "2026-11-28T08:30:00Z", (path, [touch])),
+        commit("range", "2026-11-28T08:00:00Z", (middleware, [parse])),
+    ]
+    ranked = rank(c, history)
+    assert ranked and ranked[0].sha == "range", [(x.sha, x.score, x.reasons) for x in ranked]
+    touched = next(x for x in ranked if x.sha == "touch")
+    assert "though not in a way known to raise this exception" in touched.reasons

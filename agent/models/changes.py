@@ -1952,6 +1952,7 @@ def score_hunk(
     hunk: dict[str, Any],
     newest: bool,
     refill: Refill | None = None,
+    whole: bool = False,
 ) -> Change | None:
     """A hunk's score by features stated for every language: where it is (the crash line,
     the crashing function above it, a frame of the stack, a function the failing code
@@ -2544,12 +2545,14 @@ def score_hunk(
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
     if not (in_crash_file and introduced):
         line, text = where_used(line, text, added, removed)
-    if beside and not fit and sig.kinds:
+    # A line of a whole tree (a cut history) was not changed at all: closeness to the crash
+    # is all there is to judge it by, fitting or not.
+    if beside and not fit and sig.kinds and not whole:
         # Beside the crash in its function, but of no kind known to raise this exception (a
         # log line, a tag, a timer): close to where it failed, not why.
         score -= beside / 2
         reasons.append("though not in a way known to raise this exception")
-    if "adds the crash line" in reasons and not fit and sig.kinds:
+    if "adds the crash line" in reasons and not fit and sig.kinds and not whole:
         # The crash line rewritten in a way that does not raise this kind of exception (a
         # log message reworded around the same call): where it stands, not why it fails.
         score -= 4.5
@@ -2859,7 +2862,7 @@ def origin(crash: Crash, commits: list[dict[str, Any]]) -> Change | None:
                 moved = at_release(hunk, later.get(path, [])) if path in later else hunk
                 if moved is None:
                     continue
-                change = score_hunk(sig, root, path, moved, True)
+                change = score_hunk(sig, root, path, moved, True, whole=True)
                 if change is not None:
                     found.append(change)
     found.sort(key=lambda c: -c.score)

@@ -2015,7 +2015,7 @@ def score_hunk(
     start, count = int(hunk.get("new_start") or 0), int(hunk.get("new_lines") or 0)
     end = start + max(count, 1) - 1
     score, reasons = 0.0, []
-    beside = 0.0  # what being close to the crash in its function gave
+    beside = 0.0  # what being close to the crash (in its function, on the stack) gave
     crash_code = code_of(sig.code) if sig.rethrow else code_of(crash.code)
     introduced = [n for n, t in added if crash_code and squash(t) == squash(crash_code)]
     # The crash line was among the hunk's lines but rewritten to compute the same (a value
@@ -2147,6 +2147,7 @@ def score_hunk(
         close = newest and frame.lineno and any(0 <= frame.lineno - n <= 2 for n in near)
         if frame_line or close:
             score += weight
+            beside += weight
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
         function = last_segment(frame.function or "")
@@ -2157,6 +2158,7 @@ def score_hunk(
             and not (after_call and in_crash_file)  # past the call it was making: not run
         ):
             score += weight / 2
+            beside += weight / 2
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
     defined = defined_names(hunk)
@@ -2548,8 +2550,8 @@ def score_hunk(
     # A line of a whole tree (a cut history) was not changed at all: closeness to the crash
     # is all there is to judge it by, fitting or not.
     if beside and not fit and sig.kinds and not whole:
-        # Beside the crash in its function, but of no kind known to raise this exception (a
-        # log line, a tag, a timer): close to where it failed, not why.
+        # Beside the crash, in its function or a frame of the stack, but of no kind known to
+        # raise this exception (a log line, a tag, a timer): close to where it failed, not why.
         score -= beside / 2
         reasons.append("though not in a way known to raise this exception")
     if "adds the crash line" in reasons and not fit and sig.kinds and not whole:

@@ -253,3 +253,43 @@ def test_a_change_beside_the_crash_of_no_fitting_kind_loses_to_one_that_fits():
     assert ranked and ranked[0].sha == "range", [(x.sha, x.score, x.reasons) for x in ranked]
     touched = next(x for x in ranked if x.sha == "touch")
     assert "though not in a way known to raise this exception" in touched.reasons
+
+
+def test_a_change_up_the_stack_of_no_fitting_kind_loses_to_a_producer_that_fits():
+    # The job logs the seller before calling the service; the service's amount is now a
+    # decimal where Stripe wants an integer: a change of type, which fits.
+    job, service = "app/jobs/payout_job.rb", "app/services/payouts/amount.rb"
+    line = "      Stripe::Transfer.create(amount: Payouts::Amount.cents(@payout), currency: 'eur')"
+    c = crash(
+        path="app/services/payouts/transfer.rb",
+        line=5,
+        function="call",
+        exc_type="Stripe::InvalidRequestError",
+        exc_value="Invalid integer: 3187.5",
+        code=line.strip(),
+        nearby=[line],
+        source=[""] * 4 + [line],
+        stack=[
+            (
+                frame("app/services/payouts/transfer.rb", 5, "call", line),
+                "app/services/payouts/transfer.rb",
+            ),
+            (frame(job, 12, "perform", "    Payouts::Transfer.new(payout).call"), job),
+        ],
+    )
+    log = hunk(11, [(11, '    Rails.logger.info("payout #{payout.id} for #{payout.seller_id}")')])
+    log["old_lines"] = 0
+    cents = hunk(
+        4,
+        [(4, "      payout.net_amount * 100")],
+        [(4, "      (payout.net_amount * 100).round")],
+    )
+    cents["function"] = "def self.cents(payout)"
+    history = [
+        commit("log", "2026-11-28T08:30:00Z", (job, [log])),
+        commit("cents", "2026-11-28T08:00:00Z", (service, [cents])),
+    ]
+    ranked = rank(c, history)
+    assert ranked and ranked[0].sha == "cents", [(x.sha, x.score, x.reasons) for x in ranked]
+    logged = next((x for x in ranked if x.sha == "log"), None)
+    assert logged is None or "though not in a way known to raise this exception" in logged.reasons

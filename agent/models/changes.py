@@ -862,6 +862,29 @@ def data_path(crash: Crash, code: str, nearby: list[str]) -> dict[str, int]:
 
 _SHORT = re.compile(r"[a-z]")
 
+# The operator a type error names (`'<' not supported between instances of 'NoneType' and
+# 'date'`, `unsupported operand type(s) for +: 'int' and 'str'`).
+_OPERATOR_NAMED = re.compile(
+    r"""'(<=|>=|<|>|\+|-|\*|/|//|%)' not supported between|unsupported operand type\(s\) for """
+    r"""(<=|>=|<|>|\+|-|\*|/|//|%|\*\*):"""
+)
+_OPERAND = r"""[\w.$\[\]'"]+(?:\([^()]*\))?"""
+
+
+def operands_of(message: str, code: str) -> str:
+    """The part of the failing line the message points at: the operands of the operator a
+    type error names (`mov.booked < period_start` out of `if mov.amount >= 0 or mov.booked
+    < period_start:`); the whole line when it names none, or the line has it more than once."""
+    m = _OPERATOR_NAMED.search(message)
+    if not m:
+        return code
+    op = re.escape(next(g for g in m.groups() if g))
+    found = re.findall(rf"({_OPERAND})\s*(?<![<>=!+\-*/%]){op}(?![<>=*/])\s*({_OPERAND})", code)
+    if len(found) != 1:
+        return code
+    left, right = found[0]
+    return f"{left} {right}"
+
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 
@@ -1125,17 +1148,18 @@ def walk_back(
     body: list[str], names: dict[str, int], steps: tuple[int, ...], only: set[str] | None = None
 ) -> None:
     """Add to `names` what the body's lines bound them from, one step further each pass."""
-    wanted = set(names) if only is None else set(only)
+    # PHP's `$total` is bound as `total`: a variable is known by its name without the sigil.
+    wanted = {n.lstrip("$") for n in (names if only is None else only)}
     for step in steps:
         for text in reversed(statements(body)):
             bound = bindings(text)
-            if bound and bound[0] & wanted:
+            if bound and {b.lstrip("$") for b in bound[0]} & wanted:
                 # A call's function makes the value; its arguments only feed it, a step on.
                 made = calls_of(bound[1])
                 for n in names_of(bound[1]) | keys_read(bound[1]):
                     if useful(n):
                         names.setdefault(n, step if n in made or not made else step + 1)
-                        wanted.add(n)
+                        wanted.add(n.lstrip("$"))
 
 
 def statements(lines: list[str]) -> list[str]:
@@ -1431,7 +1455,7 @@ class Signals:
         if tail and not re.fullmatch(r"[\d.eE+-]+", tail.group(1)):
             literals.add(tail.group(1).lower())
         code_terms = set().union(*(parts(t) for t in identifiers_of(code)), set())
-        path_names = data_path(crash, code, nearby)
+        path_names = data_path(crash, operands_of(crash.exc_value, code), nearby)
         # Functions the caller calls to build the arguments the failing code received.
         passed = {n for n, d in path_names.items() if d == 2} & set().union(
             *(calls_of(code_of(f.context_line or "")) for f, _ in crash.stack[1:2]), set()
@@ -2476,7 +2500,13 @@ def score_hunk(
         if fresh:
             fit = f"now dereferences {', '.join(sorted(fresh)[:2])}, which can be missing"
     if "adds the crash line" in reasons and not fit:
-        handed = through.rehanded(crash_code, removed, crash.callee)
+        local = {
+            n.lstrip("$"): b[1].rstrip(";")
+            for _, t in added
+            if (b := bindings(code_of(t).strip())) is not None
+            for n in b[0]
+        }
+        handed = through.rehanded(crash_code, removed, crash.callee, crash.exc_value, local)
         if handed:
             fit = f"changes what {handed} is handed, the call that raised"
     if fit and off_receiver and not in_crash_file and not stale:
@@ -2504,8 +2534,15 @@ def score_hunk(
     ]
     replacing = replaced_by(named_at[0], places, added) if named_at and added else None
     moved = bound_line(added, removed, crash_code, crash.line) if in_crash_file else None
+    bounding = (
+        bounding_line(added, introduced[0], sig.sites)
+        if in_crash_file and introduced and "index" in sig.kinds
+        else None
+    )
     if in_crash_file and introduced and moved is not None:
         line, text = moved  # the crash line only reflowed: what it indexes with changed
+    elif bounding is not None:
+        line, text = bounding  # the new test that should have stopped the index
     elif in_crash_file and introduced:
         line, text = introduced[0], next(t for n, t in added if n == introduced[0]).strip()
     elif refill is not None:
@@ -2596,6 +2633,24 @@ def score_hunk(
         quotes=quoted is not None,
         tidied=tidied,
     )
+
+
+_LENGTH = re.compile(r"\blen\(|\.length\b|\.size\(|\.count\b|\bcount\(|\.Count\b")
+
+
+def bounding_line(
+    added: list[tuple[int, str]], crash_line: int, sites: set[str]
+) -> tuple[int, str] | None:
+    """The added line above the crash that compares an index the crash line subscripts with
+    against a length (`if i > len(sheet)` above `sheet[i]`): where an off-by-one is written."""
+    keys = {k for x in sites if (k := x.partition("|")[2]) and re.fullmatch(r"[\w$.]+", k)}
+    for n, t in sorted(added, reverse=True):
+        if n >= crash_line or not keys:
+            continue
+        code = code_of(t)
+        if _LENGTH.search(code) and comparisons(code) and names_of(code) & keys:
+            return n, t.strip()
+    return None
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])=(?![=>])")

@@ -54,15 +54,77 @@ def raised_by(name: str, callee: str) -> bool:
     return name == callee or (len(name) >= 4 and name in callee)
 
 
-def rehanded(crash_line: str, removed: list[str], callee: str) -> str | None:
+def rehanded(
+    crash_line: str,
+    removed: list[str],
+    callee: str,
+    message: str = "",
+    bound: dict[str, str] | None = None,
+) -> str | None:
     """The call known to have raised, now handed other arguments than a removed line gave
     it (`getInstance(code)` made `getInstance(code.toUpperCase())`): the rewrite changed what
-    it failed on."""
+    it failed on.
+
+    When the message quotes the value that failed (`Unable to find template
+    "sms/envio.es_ES.txt.twig"`), only the arguments whose texts it contains are compared,
+    each with a variable the hunk binds read as what it was bound to (`$name =
+    sprintf('sms/envio.%s.txt.twig', $lang)` for `'sms/envio.'.$lang.'.txt.twig'`)."""
     wanted = callee.lower()
     if not wanted:
         return None
     old = [c for line in removed for c in calls(line) if raised_by(c[0], wanted)]
     for name, args in calls(crash_line):
-        if raised_by(name, wanted) and old and all(args != a for n, a in old if n == name):
-            return name
+        if not (raised_by(name, wanted) and old):
+            continue
+        before = [a for n, a in old if n == name]
+        if not before or any(args == a for a in before):
+            continue
+        pointed = [x for a in split(args) if quoted_in(x := expand(a, bound or {}), message)]
+        if pointed and all(
+            any(same_words(a, b) for b in before for b in split(b)) for a in pointed
+        ):
+            continue  # the argument the message quotes is made as before
+        return name
     return None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_TEXT = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+
+
+def split(args: str) -> list[str]:
+    """Arguments at their own commas (without spaces, as `calls` gives them)."""
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [a for a in [*out, cur] if a]
+
+
+def quoted_in(arg: str, message: str) -> bool:
+    """The argument's literal pieces (`sms/envio.`, `.txt.twig`) all appear in the message."""
+    pieces = [p for m in _TEXT.finditer(arg) for g in m.groups() if g for p in re.split(r"%\w", g)]
+    pieces = [p for p in pieces if len(p) >= 4]
+    return bool(pieces) and all(p in message for p in pieces)
+
+
+def expand(arg: str, bound: dict[str, str]) -> str:
+    """A variable the hunk bound, read as its value."""
+    return squash(bound.get(arg.lstrip("$"), arg))
+
+
+def same_words(a: str, b: str) -> bool:
+    """The same names, and the same literal text in the same order, however joined
+    (`sprintf('a.%s.b', x)` or `'a.'.x.'.b'`)."""
+
+    def words(text: str) -> set[str]:
+        return set(_WORD.findall(re.sub(r"%\w", " ", text))) - {"sprintf", "format", "printf"}
+
+    def text(arg: str) -> str:
+        return "".join(g for m in _TEXT.finditer(arg) for g in m.groups() if g).replace("%s", "")
+
+    return words(a) == words(b) and text(a) == text(b)

@@ -41,9 +41,7 @@ CONVERTERS = {
     "kotlin": (
         "src/main/kotlin/com/shop/batch/VatConverter.kt",
         "    override fun convert(code: String): Vat? {",
-        [
-            '        return Vat.entries.firstOrNull { it.code == code } ?: error("bad VAT $code")'
-        ],
+        ['        return Vat.entries.firstOrNull { it.code == code } ?: error("bad VAT $code")'],
         "        return Vat.entries.firstOrNull { it.code == code.lowercase() }",
     ),
 }

@@ -1615,6 +1615,24 @@ def returning(hunk: dict[str, Any], type_name: str) -> tuple[str, int, str] | No
     return None
 
 
+def defined_beside(change: Change) -> str | None:
+    """A name the suspect line reads that the same hunk binds on another of its lines (a
+    query, a pattern, a table pulled into a constant): the fault may be in either."""
+    reads = names_of(code_of(change.text))
+    for n, t in change.hunk.get("added") or []:
+        if int(n) == change.line:
+            continue
+        # `private static final String QUERY = ...`, `val QUERY = ...`, `$query = ...`: the
+        # name just left of the `=`.
+        m = _BOUND_NAME.match(code_of(str(t)))
+        if m and m.group(1).lower() in reads:
+            return m.group(1).lower()
+    return None
+
+
+_BOUND_NAME = re.compile(r"^[^=(]*?\$?([A-Za-z_]\w*)\s*(?::\s*[\w<>?, ]+)?\s*(?::=|=)(?![=>~])")
+
+
 def failing_function(crash: Crash) -> list[str]:
     """The crashing function up to the crash line (its header too) and the caller's lines
     above its call: where the types of the failing values are named."""

@@ -698,6 +698,9 @@ class Analysis:
         size = len(c.hunk.get("added") or []) + len(c.hunk.get("removed") or [])
         if size > LARGE_HUNK:
             down.append(f"the change rewrites {size} lines, and the suspect is one of them")
+        beside = changes.defined_beside(c)
+        if beside:
+            down.append(f"the suspect line reads {beside}, which the same change defines")
         if c.rewrote and rival is not None:
             down.append(f"the crash line was only rewritten, and {rival.path} also fits")
         elif c.path not in on_stack and c.also:
@@ -711,6 +714,7 @@ class Analysis:
             and c.score >= 10
             and not contender
             and size <= LARGE_HUNK
+            and not beside
         ):
             return "high", up, down
         if c.score >= 6 and margin >= 1.5 and (c.fits or agree):

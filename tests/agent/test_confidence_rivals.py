@@ -54,3 +54,20 @@ def test_a_winner_that_rewrites_many_lines_is_not_high():
     big.hunk = {"added": lines, "removed": lines[:10]}
     level, _, lowered = analysis(big, other).confidence()
     assert level == "medium" and any("rewrites 22 lines" in d for d in lowered)
+
+
+def test_a_suspect_line_that_reads_what_its_own_change_defines_is_not_high():
+    """The commit is sure, the line is not: the query it runs was rewritten in the same hunk,
+    and the fault may sit in the query as well as in the call."""
+    call = '        return find(WORKING_AT, Parameters.with("day", day)).list();'
+    query = [
+        [13, '    private static final String WORKING_AT = "from Coach c where c.leftOn >= :day";']
+    ]
+    other = change("tidy", "app/comments.ts", 10.0, fits=False)
+    plain = change("repo", "app/CoachRepository.java", 22.0, producer=True, line=23, text=call)
+    plain.hunk = {"added": [[23, call]]}
+    assert analysis(plain, other).confidence()[0] == "high"
+    both = change("repo", "app/CoachRepository.java", 22.0, producer=True, line=23, text=call)
+    both.hunk = {"added": [*query, [23, call]]}
+    level, _, lowered = analysis(both, other).confidence()
+    assert level == "medium" and any("which the same change defines" in d for d in lowered)

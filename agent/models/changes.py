@@ -432,9 +432,20 @@ def retimed(removed: list[str], added: list[str]) -> bool:
     )
 
 
+# A missing value dereferenced, in the words of runtimes that call it a TypeError: it is of
+# the null kind only, not a value of the wrong type.
+_NULL_DEREFERENCE = re.compile(
+    r"(?i)cannot read propert(?:y|ies) of (?:undefined|null)|(?:undefined|null) is not an object|"
+    r"'NoneType' object (?:has no attribute|is not subscriptable)|undefined method .* for nil"
+)
+
+
 def exception_kinds(exc_type: str, exc_value: str) -> set[str]:
     text = f"{exc_type} {exc_value}".lower()
-    return {k for k, p in _KIND_PATTERNS.items() if re.search(p, text)}
+    kinds = {k for k, p in _KIND_PATTERNS.items() if re.search(p, text)}
+    if _NULL_DEREFERENCE.search(exc_value):
+        kinds.discard("type")
+    return kinds
 
 
 _COMPARISON = re.compile(r"<=|>=|<|>|==|!=")
@@ -2582,6 +2593,8 @@ def score_hunk(
         )
     elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
         line, text = narrowing_line(hunk)  # type: ignore[misc]
+    elif made is not None and (inside := body_line(hunk, made[0].name)) is not None:
+        line, text = inside  # in the function that returns the failing value
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif replacing is not None and gone | named:
@@ -3271,6 +3284,18 @@ def unrenamed(added: list[str], removed: list[str]) -> tuple[list[str], list[str
             added.remove(t)
             removed.remove(twin)
     return added, removed
+
+
+def body_line(hunk: dict[str, Any], name: str) -> tuple[int, str] | None:
+    """The first line the hunk adds to the body of the function `name` (not its header, a
+    comment or a docstring)."""
+    added, _ = changed_in(hunk, name)
+    wanted = {squash(code_of(t)) for t in added if code_of(t).strip()}
+    for n, t in hunk.get("added") or []:
+        code = code_of(str(t))
+        if squash(code) in wanted and not definitions(str(t)) and not prose(str(t)):
+            return int(n), str(t).strip()
+    return None
 
 
 def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Callee, str] | None:

@@ -2593,8 +2593,11 @@ def score_hunk(
         )
     elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
         line, text = narrowing_line(hunk)  # type: ignore[misc]
-    elif made is not None and (inside := body_line(hunk, made[0].name)) is not None:
-        line, text = inside  # in the function that returns the failing value
+    elif made is not None and (inside := body_lines(hunk, made[0].name)):
+        # In the function that returns the failing value: the line with the failure's
+        # words if it is one of its lines, else its first changed line.
+        picked = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
+        line, text = picked if picked[0] in dict(inside) else inside[0]
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif replacing is not None and gone | named:
@@ -3286,16 +3289,16 @@ def unrenamed(added: list[str], removed: list[str]) -> tuple[list[str], list[str
     return added, removed
 
 
-def body_line(hunk: dict[str, Any], name: str) -> tuple[int, str] | None:
-    """The first line the hunk adds to the body of the function `name` (not its header, a
-    comment or a docstring)."""
+def body_lines(hunk: dict[str, Any], name: str) -> list[tuple[int, str]]:
+    """The lines the hunk adds to the body of the function `name` (not its header, a comment
+    or a docstring)."""
     added, _ = changed_in(hunk, name)
     wanted = {squash(code_of(t)) for t in added if code_of(t).strip()}
-    for n, t in hunk.get("added") or []:
-        code = code_of(str(t))
-        if squash(code) in wanted and not definitions(str(t)) and not prose(str(t)):
-            return int(n), str(t).strip()
-    return None
+    return [
+        (int(n), str(t).strip())
+        for n, t in hunk.get("added") or []
+        if squash(code_of(str(t))) in wanted and not definitions(str(t)) and not prose(str(t))
+    ]
 
 
 def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Callee, str] | None:

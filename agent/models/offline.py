@@ -428,7 +428,10 @@ class OfflineInvestigator:
                 if a.origin is not None:
                     a.change = None
         if a.change is not None:
-            if a.change.on_crash_line:
+            crash_text = changes.squash(changes.code_of(a.crash.code)) if a.crash else ""
+            # The crash line itself, unless the suspect is another line of its hunk (the
+            # bound test above an index).
+            if a.change.on_crash_line and changes.squash(a.change.text) == crash_text:
                 a.change_line = line
             else:
                 content = trail.shown(a.change.path)

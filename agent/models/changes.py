@@ -2117,7 +2117,11 @@ def score_hunk(
         if not passes and crash.nullish and in_crash_file and introduced and not sig.rethrow
         else None
     )
-    if dereferenced and any(dereferenced in re.sub(r"\s+", "", r) for r in removed):
+    if (
+        dereferenced
+        and any(dereferenced in re.sub(r"\s+", "", r) for r in removed)
+        and not failing.guard_dropped(sig.kinds, removed, [t for _, t in added])
+    ):
         passes = "the same values"
     # The operation that raises this kind (a dereference, a lookup, a division, a check)
     # written as before, on the same operands, with no guard dropped.

@@ -155,10 +155,8 @@ def kept(
     """The rewritten crash line `code` performs each operation that can raise this
     exception as a removed line did, and the hunk drops no guard against it."""
     before = " ".join(removed)
-    after = " ".join(added)
-    for kind, guard in _GUARDS.items():
-        if kind in kinds and len(guard.findall(before)) > len(guard.findall(after)):
-            return False  # a test, a bound or a default went away: that may be the fault
+    if guard_dropped(kinds, removed, added):
+        return False  # a test, a bound or a default went away: that may be the fault
     if _CHECK.match(code):
         # Its message kept, and no bound of its condition that the old test did not have.
         message = _message(code)
@@ -170,6 +168,16 @@ def kept(
         return False
     old = set().union(*(sites(kinds, exc_value, line, modules) or set() for line in removed))
     return new <= old
+
+
+def guard_dropped(kinds: set[str], removed: list[str], added: list[str]) -> bool:
+    """The removed lines tested for what this kind of exception is about (a null, a bound,
+    a default) more often than the added ones do."""
+    before, after = " ".join(removed), " ".join(added)
+    return any(
+        kind in kinds and len(guard.findall(before)) > len(guard.findall(after))
+        for kind, guard in _GUARDS.items()
+    )
 
 
 def new_receivers(code: str, removed: list[str], modules: set[str]) -> set[str]:

@@ -72,3 +72,23 @@ def test_a_new_dereference_is_still_the_crash_lines_change():
     guard = hunk(27, [(27, line)], [(27, "    return if @quote&.open?")])
     ranked = rank(c, [commit("new", "2026-11-28T08:00:00Z", (path, [guard]))])
     assert ranked and ranked[0].sha == "new" and ranked[0].fits
+
+
+def test_a_rewrite_that_dereferences_as_before_but_drops_the_null_test_is_the_change():
+    path = "src/main/java/dev/example/orders/CustomerReference.java"
+    line = "        value = value.strip();"
+    c = crash(
+        path=path,
+        line=14,
+        function="CustomerReference.<init>",
+        exc_type="java.lang.NullPointerException",
+        exc_value='Cannot invoke "String.strip()" because "value" is null',
+        code=line.strip(),
+        nearby=[line],
+        source=[""] * 13 + [line],
+        blamed="simplify",
+    )
+    dropped = hunk(14, [(14, line)], [(14, '        value = value == null ? "" : value.strip();')])
+    ranked = rank(c, [commit("simplify", "2026-11-28T08:00:00Z", (path, [dropped]))])
+    assert ranked and ranked[0].fits and ranked[0].blamed and not ranked[0].passes
+    assert "drops a guard for a missing value" in ranked[0].reasons

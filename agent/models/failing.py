@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from agent.models import through
+
 _STRING = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""")
 # A receiver chain and the member read on it: `h.store.Report`, `$this->repo`, `user?.name`.
 _CHAIN = re.compile(r"[@$]*[A-Za-z_][\w$]*(?:\s*(?:\?\.|!!\.|&\.|->|\.)\s*[A-Za-z_][\w$]*)+")
@@ -94,20 +96,12 @@ def divisions(code: str) -> set[tuple[str, str]]:
 
 
 def _arguments(code: str, start: int) -> list[str]:
-    """The arguments of the call whose bracket opens just before `start`, split at its
-    own commas."""
-    out, depth, begin = [], 1, start
+    """The arguments of the call whose bracket opens just before `start`."""
+    depth = 1
     for i in range(start, len(code)):
-        c = code[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return [*out, code[begin:i].strip()]
-        elif c == "," and depth == 1:
-            out.append(code[begin:i].strip())
-            begin = i + 1
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(code[i], 0)
+        if depth == 0:
+            return [a.strip() for a in through.split(code[start:i])]
     return []
 
 

@@ -80,9 +80,8 @@ def rehanded(
         if not before or any(args == a for a in before):
             continue
         pointed = [x for a in split(args) if quoted_in(x := expand(a, bound or {}), message)]
-        if pointed and all(
-            any(same_words(a, b) for b in before for b in split(b)) for a in pointed
-        ):
+        given = [b for a in before for b in split(a)]
+        if pointed and all(any(same_words(a, b) for b in given) for a in pointed):
             continue  # the argument the message quotes is made as before
         return name
     return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 __all__ = [
@@ -680,6 +681,11 @@ def _plain_ok(word: str) -> bool:
 
 
 def identifiers(text: str) -> list[str]:
+    return list(_identifiers(text or ""))
+
+
+@lru_cache(maxsize=1 << 16)
+def _identifiers(text: str) -> tuple[str, ...]:
     """Technical identifiers in a message or a code line, in order of appearance, once each.
 
     Quoted strings and dotted names are kept as written (a quoted word is a key
@@ -716,4 +722,4 @@ def identifiers(text: str) -> list[str]:
             word = match.group("word")
             if (_technical(word) and len(word.strip("_$")) >= 2) or _plain_ok(word):
                 add(word)
-    return found
+    return tuple(found)

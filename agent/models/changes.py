@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -114,18 +115,25 @@ def useful(term: str) -> bool:
     return len(term) > 2 and term.lower() not in NOISE
 
 
-def parts(term: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)
+def parts(term: str) -> frozenset[str]:
     """`customerReference` → {customerreference, customer, reference}; `a.b` likewise."""
     out = {term.lower()}
     for piece in re.split(r"[._\-/:$\\]", term):
         if piece:
             out.add(piece.lower())
             out.update(p.lower() for p in relevance.CAMEL.findall(piece) if len(p) > 2)
-    return {p for p in out if useful(p)}
+    return frozenset(p for p in out if useful(p))
 
 
 def words_of(text: str) -> set[str]:
-    return set().union(*(parts(t) for t in stacktrace.identifiers(text))) if text.strip() else set()
+    return set(_words(text))
+
+
+# The scorer reads the same lines for many features; a big hunk made that cost grow.
+@lru_cache(maxsize=1 << 16)
+def _words(text: str) -> frozenset[str]:
+    return frozenset().union(*(parts(t) for t in stacktrace.identifiers(text)))
 
 
 def names_of(text: str) -> set[str]:
@@ -213,9 +221,15 @@ def keys_written(text: str) -> set[str]:
 
 def values_written(text: str) -> dict[str, str]:
     """Each key a line defines, with the start of the value it gets."""
-    return {k.lower(): v for k, v in _KEY_WRITTEN.findall(text) if useful(k)}
+    return dict(_values_written(text))
 
 
+@lru_cache(maxsize=1 << 16)
+def _values_written(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple({k.lower(): v for k, v in _KEY_WRITTEN.findall(text) if useful(k)}.items())
+
+
+@lru_cache(maxsize=1 << 16)
 def code_of(line: str) -> str:
     """The line without its comment: '' for a comment line, the code before `//` or `#`."""
     if DECLARATION.match(line) and re.match(r"^\s*(#|//|/\*|\*|\"\"\"|\'\'\')", line):
@@ -1080,13 +1094,19 @@ def bindings(text: str) -> tuple[set[str], str] | None:
     """The names a line binds and the expression it binds them from: an assignment (with
     several targets or a destructuring pattern: `a, err :=`, `const { from, to } =`,
     `val (a, b) =`, `[x, y] =`) or a loop header, in the languages read here."""
+    found = _bindings(text)
+    return None if found is None else (set(found[0]), found[1])
+
+
+@lru_cache(maxsize=1 << 16)
+def _bindings(text: str) -> tuple[frozenset[str], str] | None:
     found = assignment(text)
     if found is not None:
-        return found
+        return frozenset(found[0]), found[1]
     for pattern, target, source in _LOOPS:
         m = pattern.search(text)
         if m:
-            return names_of(m.group(target)), m.group(source)
+            return frozenset(names_of(m.group(target))), m.group(source)
     return None
 
 
@@ -2796,7 +2816,12 @@ _DEFINITION = re.compile(
 
 
 def definitions(text: str) -> set[str]:
-    return {n.lower() for pair in _DEFINITION.findall(text) for n in pair if n} - NOISE
+    return set(_definitions(text))
+
+
+@lru_cache(maxsize=1 << 16)
+def _definitions(text: str) -> frozenset[str]:
+    return frozenset(n.lower() for pair in _DEFINITION.findall(text) for n in pair if n) - NOISE
 
 
 def new_side(hunk: dict[str, Any]) -> list[tuple[int, str, bool]]:

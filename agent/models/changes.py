@@ -464,9 +464,9 @@ def exception_kinds(exc_type: str, exc_value: str) -> set[str]:
 
 _COMPARISON = re.compile(r"<=|>=|<|>|==|!=")
 # Angle brackets that compare nothing: type arguments (`Map<String, List<Item>>`), arrows
-# (`->`, `=>`), shifts and the spaceship operator.
+# (`->`, `=>`), shifts, the spaceship operator and Go's channel operator (`sem <- x`, `<-done`).
 _GENERIC = re.compile(r"(?<=[\w?])<\s*[A-Z?][\w\s,.?\[\]]*(?:<[\w\s,.?\[\]]*>[\w\s,.?\[\]]*)*>")
-_NOT_COMPARISON = re.compile(r"->|=>|<=>|<<|>>|::")
+_NOT_COMPARISON = re.compile(r"->|=>|<=>|<<|>>|::|<-")
 
 
 def comparisons(text: str) -> list[str]:
@@ -806,7 +806,8 @@ def aside(text: str, sig: Signals) -> bool:
         return False
     left = re.split(r":=|(?<![=!<>+\-*/%&|^])=(?![=>])", code, maxsplit=1)[0]
     targets = names_of(left) - {"_"}
-    return bool(targets) and not targets & set(sig.path_names)
+    # The index the failing code reads at is made of what binds it (a loop's counter).
+    return bool(targets) and not targets & (set(sig.path_names) | sig.indexes)
 
 
 def statement_line(crash: Crash, code: str) -> int:
@@ -1458,6 +1459,8 @@ class Signals:
     # The exception names the member read on the missing value (`reading 'title'`): the
     # names that value is made of (`t` ← `CATALOG[locale]` ← the caller's locale).
     receiver_path: dict[str, int] = field(default_factory=dict)
+    # The member it names was to be read or called on the missing value: it never ran.
+    unreached: set[str] = field(default_factory=set)
     missing_type: str = ""  # the type of the missing value, when the message names it
     # The crash line's own operations that raise this kind (`days[i]`), when known.
     sites: set[str] = field(default_factory=set)
@@ -1551,6 +1554,11 @@ class Signals:
             types=wire.types_named(failing_function(crash)),
             callees=value_callees(crash, code),
             receiver_path=receiver_path(crash, code),
+            unreached={
+                n.lower() for m in _READ_ON_NULL.finditer(crash.exc_value) for n in m.groups() if n
+            }
+            if crash.nullish
+            else set(),
             sites={
                 x.lower()
                 for x in failing.sites(crash.kinds, crash.exc_value, code, imported(crash.source))
@@ -2239,7 +2247,7 @@ def score_hunk(
             reasons.append(f"changes {frame.function} on the stack ({depth} call(s) up)")
             break
     defined = defined_names(hunk)
-    called = defined & sig.nearby_names
+    called = defined & sig.nearby_names - sig.unreached
     if sig.null_from:
         # The exception names the call whose result was null: a function called beside it
         # whose result the failing statement never uses (`code = codes.next()` two lines up)
@@ -2406,7 +2414,9 @@ def score_hunk(
     named = {
         lit
         for lit in sig.literals
-        if useful(lit) and any(mentions_literal(lit, t) for t in changed_text)
+        if useful(lit)
+        and any(mentions_literal(lit, t) for t in changed_text)
+        and lit.lower() not in sig.unreached & defined
     }
     if named and not gone:
         score += 2.5 if linked else 1.0
@@ -2455,6 +2465,8 @@ def score_hunk(
         if relevant
         else None
     )
+    if fit == "changes an index or a bound" and not hunk.get("old_start") and not removed:
+        fit = None  # a new file: it bounds nothing that ran before, whatever it compares
     fit = fit or (value_fit if rewritten else None)
     made = returned_value(sig, path, hunk)
     if made is not None:
@@ -2549,7 +2561,7 @@ def score_hunk(
     # The crash line rewritten: it now dereferences a value the old line did not, or hands
     # the call that raised other arguments.
     if "adds the crash line" in reasons and not fit and "null" in sig.kinds:
-        fresh = failing.new_receivers(crash_code, removed, sig.imports)
+        fresh = failing.new_receivers(crash_code, removed, sig.imports, crash.exc_value)
         if fresh:
             fit = f"now dereferences {', '.join(sorted(fresh)[:2])}, which can be missing"
     if "adds the crash line" in reasons and not fit:
@@ -2587,9 +2599,16 @@ def score_hunk(
     ]
     replacing = replaced_by(named_at[0], places, added) if named_at and added else None
     moved = bound_line(added, removed, crash_code, crash.line) if in_crash_file else None
+    # The test that bounds the index, above the crash line: the one this hunk wrote, else the
+    # crash line of the release when this hunk left it to another commit.
     bounding = (
-        bounding_line(added, introduced[0], sig.sites)
-        if in_crash_file and introduced and "index" in sig.kinds
+        bounding_line(
+            added,
+            introduced[0] if introduced else crash.line,
+            sig.sites if "index" in sig.kinds else set(),
+            sig.indexes,
+        )
+        if in_crash_file and sig.kinds & {"index", "null"} and (introduced or linked)
         else None
     )
     if in_crash_file and introduced and moved is not None:
@@ -2615,6 +2634,8 @@ def score_hunk(
             ),
             (added[0][0], added[0][1].strip()) if added else (start, ""),
         )
+    elif made is not None and made[1] == FALLS_OFF:
+        line, text = falls_off(hunk, made[0].name, path)  # type: ignore[misc]
     elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
         line, text = narrowing_line(hunk)  # type: ignore[misc]
     elif made is not None and (inside := body_lines(hunk, made[0].name)):
@@ -2640,7 +2661,7 @@ def score_hunk(
         line, text = path_line[0], path_line[1].strip()
     else:
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
-    if not (in_crash_file and introduced):
+    if not (in_crash_file and introduced) and bounding is None:
         line, text = where_used(line, text, added, removed)
     # A line of a whole tree (a cut history) was not changed at all: closeness to the crash
     # is all there is to judge it by, fitting or not.
@@ -2693,15 +2714,24 @@ def score_hunk(
     )
 
 
-_LENGTH = re.compile(r"\blen\(|\.length\b|\.size\(|\.count\b|\bcount\(|\.Count\b")
+_LENGTH = re.compile(r"\blen\(|\.length\b|\.size\b|\.count\b|\bcount\(|\.Count\b")
 
 
 def bounding_line(
-    added: list[tuple[int, str]], crash_line: int, sites: set[str]
+    added: list[tuple[int, str]], crash_line: int, sites: set[str], indexes: set[str]
 ) -> tuple[int, str] | None:
-    """The added line above the crash that compares an index the crash line subscripts with
-    against a length (`if i > len(sheet)` above `sheet[i]`): where an off-by-one is written."""
+    """The added line above the crash that bounds an index the crash line subscripts with: the
+    loop header that binds it against a length (`for i := 0; i < len(stops); i++`), else a
+    test of it against a length (`if i > len(sheet)` above `sheet[i]`): where an off-by-one
+    is written."""
     keys = {k for x in sites if (k := x.partition("|")[2]) and re.fullmatch(r"[\w$.]+", k)}
+    for n, t in sorted(added, reverse=True):
+        # The loop that binds the index and bounds it (`for i := 0; i < len(xs); i++`).
+        code = code_of(t)
+        index = _LOOP_INDEX.match(code)
+        bound = {k.lstrip("$").lower() for k in keys | indexes}
+        if n < crash_line and index and index.group(1).lower() in bound and _LENGTH.search(code):
+            return n, t.strip()
     for n, t in sorted(added, reverse=True):
         if n >= crash_line or not keys:
             continue
@@ -2712,6 +2742,10 @@ def bounding_line(
 
 
 _ASSIGN = re.compile(r"(?<![=!<>])=(?![=>])")
+# The index a loop header binds: `for i := 0;`, `for (int i = 0;`, `for ($i = 0;`, `for i in`.
+_LOOP_INDEX = re.compile(
+    r"\s*for\s*\(?\s*(?:(?:int|long|let|var|const|val|size_t|auto)\s+)?\$?(\w+)\s*(?::=|=|\bin\b)"
+)
 
 
 _KEY_VALUE = (
@@ -3349,6 +3383,8 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
         # A key it no longer writes matters only when the failing code reads it; a value
         # "missing" or "required" is one it may now return empty, as for a null.
         kinds = sig.kinds - {"key"} | ({"null"} if "key" in sig.kinds else set())
+        if "null" in kinds and falls_off(hunk, callee.name, path) is not None:
+            return callee, FALLS_OFF
         why = fits_kind(
             kinds, removed, added, read=frozenset(callee.reads), uses=frozenset(callee.reads)
         )
@@ -3428,6 +3464,68 @@ _OUTER = re.compile(r"(?i)\b(?:left|right|full)\s+(?:outer\s+)?join\b")
 
 
 NARROWS = "narrows the query it runs, so it can now find no row"
+FALLS_OFF = "can now reach its end without returning, so it returns nothing"
+
+_LEAVES = re.compile(r"^\s*(?:return|raise|throw|panic\(|abort\b|exit\b|die\b)")
+_OPENS = re.compile(
+    r"^\s*(?:\}\s*)?(?:if|elif|else\s*if|elsif|unless|case|switch|match|for|foreach|while)\b"
+)
+_FINAL_ELSE = re.compile(r"^\s*(?:\}\s*)?else\b(?!\s*if)")
+_BRANCH = re.compile(r"^\s*(?:\}\s*)?(?:else|elif|elsif|when)\b")
+_FALL_OFF_LANGUAGES = (".py", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".rb", ".php")
+_CLOSER = re.compile(r"\s*(?:\}|end)\s*[;)]*\s*")
+
+
+def falls_off(hunk: dict[str, Any], name: str, path: str) -> tuple[int, str] | None:
+    """Where the function `name`, as the hunk shows it whole, now lets control reach its end
+    without a return, in the languages where that returns None, undefined, nil or null: its
+    last statement is a branch with no final else (the branch's test is the line), or a
+    switch a `break` leaves (the break is). None when the hunk does not show the end, the
+    function never returns a value, or the change is not there."""
+    if not path.endswith(_FALL_OFF_LANGUAGES):
+        return None  # compiled languages refuse a function that can end without a value
+    implicit = path.endswith(".rb")  # Ruby returns its last expression
+    body: list[tuple[int, str, bool]] = []
+    inside = name in header_names(str(hunk.get("function") or ""))
+    ended = False
+    for n, text, new in new_side(hunk):
+        found = header_names(text)
+        if inside and (found or (text.strip() and not text[:1].isspace())):
+            ended = True
+            break
+        if found:
+            inside = name in found
+        elif inside:
+            body.append((n, text, new))
+    code = [(n, code_of(t), new) for n, t, new in body if code_of(t).strip()]
+    if not ended or not code:
+        return None
+    if not implicit and not any(re.match(r"\s*return\s+\S", c) for _, c, _ in code):
+        return None
+    indent = len(code[0][1]) - len(code[0][1].lstrip())
+    level = [(n, c) for n, c, _ in code if len(c) - len(c.lstrip()) == indent]
+    # Back from the end over closers and else-branches to the statement the body ends with.
+    first = len(level) - 1
+    while first > 0 and (_CLOSER.fullmatch(level[first][1]) or _BRANCH.match(level[first][1])):
+        first -= 1
+    chain = level[first:]
+    if _LEAVES.match(level[first][1]) or not _OPENS.match(level[first][1]):
+        return None  # it ends in a return, or in a plain statement: not a branch
+    if any(_FINAL_ELSE.match(c) for _, c in chain):
+        return None
+    after = [(n, c, new) for n, c, new in code if n >= level[first][0]]
+    if not any(new for _, _, new in after):
+        return None  # the end was there before: not this change
+    if re.match(r"\s*(?:switch|case|match)\b", level[first][1]):
+        breaks = [(n, c.strip()) for n, c, _ in after if re.match(r"\s*break\s*;?\s*$", c)]
+        if breaks:
+            return breaks[-1]
+        if any(re.match(r"\s*(?:default\b|else\b|_\s*=>|case\s+_\s*:)", c) for _, c, _ in after):
+            return None
+    if re.match(r"\s*(?:switch|case|match)\b", level[first][1]):
+        return level[first][0], level[first][1].strip()
+    n, c = chain[-1] if _BRANCH.match(chain[-1][1]) else level[first]
+    return n, c.strip()
 
 
 def narrowing_line(hunk: dict[str, Any]) -> tuple[int, str] | None:

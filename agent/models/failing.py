@@ -161,7 +161,10 @@ def kept(
     if not new:
         return False
     old = set().union(*(sites(kinds, exc_value, line, modules) or set() for line in removed))
-    return new <= old
+    if kinds & {"key", "index", "zero"}:
+        return new <= old
+    # A missing value fails on whichever member is read off it: the receiver is what counts.
+    return {s.split("|", 1)[0] for s in new} <= {s.split("|", 1)[0] for s in old}
 
 
 def guard_dropped(kinds: set[str], removed: list[str], added: list[str]) -> bool:
@@ -174,8 +177,14 @@ def guard_dropped(kinds: set[str], removed: list[str], added: list[str]) -> bool
     )
 
 
-def new_receivers(code: str, removed: list[str], modules: set[str]) -> set[str]:
+def new_receivers(
+    code: str, removed: list[str], modules: set[str], exc_value: str = ""
+) -> set[str]:
     """What the rewritten line dereferences that no removed line did: a value that can be
-    missing where the old line never read it."""
-    now = {squash(r) for r, _ in dereferences(code, modules)}
+    missing where the old line never read it. When the message names the member read, only
+    that member's receiver was found missing."""
+    found = dereferences(code, modules)
+    names = named(exc_value)
+    pointed = [(r, m) for r, m in found if m in names]
+    now = {squash(r) for r, _ in pointed or found}
     return now - {squash(r) for line in removed for r, _ in dereferences(line, modules)}

@@ -1,0 +1,51 @@
+"""What is no bound: Go's channel operator is no comparison, and a new file bounds nothing that
+ran before, whatever it compares."""
+
+from agent.models.changes import comparisons, fits_kind, rank
+from tests.agent.test_changes import commit, crash, hunk
+
+
+def test_the_channel_operator_is_no_comparison():
+    assert comparisons("sem <- struct{}{}") == []
+    assert comparisons("defer func() { <-sem; wg.Done() }()") == []
+    assert comparisons("if n < -1 {") == ["<"]
+    assert (
+        fits_kind({"index"}, ["w.handle(ctx, m)"], ["sem <- struct{}{}", "w.handle(ctx, m)"])
+        is None
+    )
+
+
+def test_a_new_file_changes_no_bound_of_the_code_that_failed():
+    source = [
+        "func parse(key string) (Ref, error) {",
+        '\tparts := strings.Split(key, "/")',
+        "\treturn Ref{Tenant: parts[1], Name: parts[2]}, nil",
+        "}",
+    ]
+    c = crash(
+        path="internal/thumbs/key.go",
+        line=3,
+        function="parse",
+        exc_type="runtime.boundsError",
+        exc_value="runtime error: index out of range [2] with length 2",
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+    )
+    upload = hunk(
+        1,
+        [
+            (1, "package api"),
+            (3, "func (s *Server) putLogo(w http.ResponseWriter, r *http.Request) {"),
+            (4, '\ttenant := r.PathValue("tenant")'),
+            (40, "\tif r.ContentLength > 2<<20 {"),
+            (5, '\tkey := fmt.Sprintf("uploads/%s/logo-%d", tenant, time.Now().Unix())'),
+            (6, '\t\thttp.Error(w, "too large", http.StatusRequestEntityTooLarge)'),
+            (7, "\t}"),
+            (8, "}"),
+        ],
+        old_start=0,
+    )
+    ranked = rank(c, [commit("logo", "2026-11-28T08:00:00Z", ("internal/api/logo.go", [upload]))])
+    assert ranked, "the new file makes the key the failing code splits"
+    assert not any(r.fits for r in ranked), [(r.path, r.reasons) for r in ranked]

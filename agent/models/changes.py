@@ -1485,7 +1485,10 @@ class Signals:
             if m and m.lower() not in NOISE
         }
         # A message that ends on the value it could not take (`Unknown currency code: eur`).
-        tail = re.search(r""":\s*([^\s:'"`,;()\[\]]{2,60})\s*$""", crash.exc_value)
+        # ... or names it in brackets at its end (`Unknown or bad format (P12H)`).
+        tail = re.search(r""":\s*([^\s:'"`,;()\[\]]{2,60})\s*$""", crash.exc_value) or re.search(
+            r"""\(([^\s:'"`,;()\[\]]{2,60})\)\s*$""", crash.exc_value
+        )
         if tail and not re.fullmatch(r"[\d.eE+-]+", tail.group(1)):
             literals.add(tail.group(1).lower())
         code_terms = set().union(*(parts(t) for t in identifiers_of(code)), set())
@@ -2551,7 +2554,9 @@ def score_hunk(
     # 500`): a change that now sets a name the call reads to that number made it.
     quoted = set_to_quoted(added, removed, sig) if sig.numbers or sig.literals else None
     if quoted is not None:
-        score += 4
+        # A string the message quotes, now written here and not before, is where that value
+        # comes from: more than any closeness to the crash says.
+        score += 4 if re.fullmatch(r"[\d.]+", quoted[1]) else 7
         fit = fit or f"now sets {quoted[0]} to {quoted[1]}, the value the exception quotes"
     # A division by zero: a value this file gives (an enum constant, a default, a table
     # row) that was not 0 is now 0.
@@ -3684,23 +3689,27 @@ def set_to_named(
     numbers = {n for n in sig.numbers if len(n.split(".")[0]) >= 3 and not 100 <= float(n) < 600}
     for _, t in added:
         code = code_of(t)
-        m = _SETS.match(code) or _KEYED.match(code)
-        if not m:
+        keyed = _KEYED.match(code)
+        m = _SETS.match(code)
+        if m is not None:
+            name, value = m.group(1), m.group(2)
+        elif keyed is not None:
+            name, value = keyed.group(1) or keyed.group(2), keyed.group(3)
+        else:
             continue
-        value = m.group(2)
         for n in sorted(numbers):
             if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", value) and n not in old:
-                return m.group(1), n
+                return name, n
         for literal in sorted(sig.literals):
             quoted = re.search(rf"""["']{re.escape(literal)}["']""", value, re.IGNORECASE)
             again = re.search(rf"""["']{re.escape(literal)}["']""", old, re.IGNORECASE)
             if useful(literal) and quoted and not again:
-                return m.group(1), literal
+                return name, literal
     return None
 
 
-# `'disk' => env('DISK', 'local')`, `"disk": ...`: a key given a value.
-_KEYED = re.compile(r"""^\s*["']([\w.\-]+)["']\s*(?:=>|:)\s*(.+)""")
+# `'disk' => env('DISK', 'local')`, `"disk": ...`, YAML's `app.disk: ...`: a key given a value.
+_KEYED = re.compile(r"""^\s*(?:["']([\w.\-]+)["']\s*(?:=>|:)|([\w.\-]+):)\s+(.+)""")
 
 
 _VALUE_NUMBER = re.compile(

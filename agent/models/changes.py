@@ -1355,6 +1355,8 @@ def imported(source: list[str]) -> set[str]:
         if not m:
             continue
         spec = next(g for g in m.groups() if g)
+        # A file required with its extension (`./codes.json`) is named by its stem.
+        spec = re.sub(r"\.(?:json|ya?ml|toml|js|cjs|mjs|ts|tsx|jsx|php|rb|py)$", "", spec)
         last = re.split(r"[/.\\]", spec.rstrip("/"))[-1]
         if last and last != "*":
             out.add(last.lower())
@@ -2579,6 +2581,12 @@ def score_hunk(
         handed = through.rehanded(crash_code, removed, crash.callee, crash.exc_value, local)
         if handed:
             fit = f"changes what {handed} is handed, the call that raised"
+    # A table the crashing file imports now maps its keys to other names: code that looks
+    # those names up elsewhere finds nothing under the new ones.
+    if not fit and sig.kinds & {"null", "key"} and imports and not in_crash_file:
+        renamed_values = revalued([t for _, t in added], removed)
+        if renamed_values:
+            fit = f"now maps {renamed_values[0]} to another name, which a lookup of it can miss"
     if fit and off_receiver and not in_crash_file and not stale:
         # It makes another value of the failing statement than the one found missing.
         fit = None
@@ -2779,6 +2787,22 @@ def defaults_of(header: str) -> dict[str, str]:
         if eq and idents and not value.startswith(("=", ">")):
             out[idents[-1 if ":" not in name and len(idents) > 1 else 0].lower()] = value.strip()
     return out
+
+
+_NAME_VALUE = re.compile(
+    r"""^\s*["']?([\w.\-]+)["']?\s*(?::|=>)\s*["']([A-Za-z_][\w.\-]*)["']\s*,?\s*$"""
+)
+
+
+def revalued(added: list[str], removed: list[str]) -> list[str]:
+    """The keys of a mapping that the change now maps to another name (`"30": "failed"` →
+    `"30": "delivery_failed"`): each key written on both sides with a different value."""
+
+    def pairs(lines: list[str]) -> dict[str, str]:
+        return {m.group(1): m.group(2) for t in lines if (m := _NAME_VALUE.match(code_of(t)))}
+
+    before, after = pairs(removed), pairs(added)
+    return sorted(k for k in before.keys() & after.keys() if before[k] != after[k])
 
 
 def key_values(lines: list[str]) -> dict[str, str]:

@@ -54,3 +54,44 @@ def test_a_yaml_parameter_set_to_the_value_the_message_names_wins():
     assert ranked and ranked[0].sha == "lead", [(r.sha, r.score, r.reasons) for r in ranked]
     assert ranked[0].line == 5
     assert any("the value the exception quotes" in r for r in ranked[0].reasons)
+
+
+def test_a_mapping_the_crashing_file_imports_now_maps_its_keys_to_other_names():
+    source = [
+        "const codes = require('./codes.json');",
+        "const RULES = require('./rules');",
+        "",
+        "function apply(shipment, event) {",
+        "  const next = codes[event.code];",
+        "  const rule = RULES[next];",
+        "  if (rule.rank <= RULES[shipment.status].rank) {",
+        "    return 'ignored';",
+        "  }",
+        "  return next;",
+        "}",
+    ]
+    c = crash(
+        path="src/tracking/apply.js",
+        line=7,
+        function="apply",
+        exc_type="TypeError",
+        exc_value="Cannot read properties of undefined (reading 'rank')",
+        code=source[6].strip(),
+        nearby=source[3:],
+        source=source,
+    )
+    mapping = hunk(
+        3,
+        [(3, '  "30": "delivery_failed",'), (4, '  "31": "delivery_failed",')],
+        [(3, '  "30": "failed_attempt",'), (4, '  "31": "failed_attempt",')],
+        [(2, '  "20": "in_transit",'), (5, '  "40": "delivered"')],
+    )
+    ranked = rank(
+        c, [commit("names", "2026-11-28T08:00:00Z", ("src/tracking/codes.json", [mapping]))]
+    )
+    assert ranked and ranked[0].sha == "names"
+    assert ranked[0].fits and ranked[0].line == 3, (ranked[0].line, ranked[0].reasons)
+    # The same lines with the same names: nothing renamed.
+    same = hunk(3, [(3, '  "30": "failed_attempt",')], [(3, '  "30": "failed_attempt", ')])
+    again = rank(c, [commit("tidy", "2026-11-28T08:00:00Z", ("src/tracking/codes.json", [same]))])
+    assert not any(r.fits for r in again)

@@ -771,13 +771,23 @@ def same_values(code: str, removed: list[str]) -> bool:
     `loan.due <= limit` in a loop)."""
     names = {n for n in names_of(code_of(code)) if useful(n)} - stacktrace.STOPWORDS
     compared = operands(code)
+    value = squash(computed(code))
     for line in removed:
         old = {n for n in names_of(line) if useful(n)} - stacktrace.STOPWORDS
         if names and names == old and calls_of(code) == calls_of(line):
             return True
+        if len(value) > 6 and value == squash(computed(line)):
+            return True  # the same expression, now bound to a name instead of returned
         if compared and compared & operands(line) == compared:
             return True
     return False
+
+
+def computed(line: str) -> str:
+    """What a line computes: the value it returns, yields or binds, else the line."""
+    code = re.sub(r"^(?:return|yield)\b\s*", "", code_of(line).strip())
+    found = bindings(code)
+    return found[1] if found is not None else code
 
 
 _COMPARED = re.compile(r"([\w.$\]\[]+)\s*(?:<=|>=|<|>|==|!=|===|!==)\s*([\w.$\]\[]+)")
@@ -1463,6 +1473,7 @@ class Signals:
     receiver_path: dict[str, int] = field(default_factory=dict)
     # The member it names was to be read or called on the missing value: it never ran.
     unreached: set[str] = field(default_factory=set)
+    parameters: list[str] = field(default_factory=list)  # of the crashing function, in order
     missing_type: str = ""  # the type of the missing value, when the message names it
     # The crash line's own operations that raise this kind (`days[i]`), when known.
     sites: set[str] = field(default_factory=set)
@@ -1564,6 +1575,9 @@ class Signals:
             }
             if crash.nullish
             else set(),
+            parameters=through.parameters(crash.source[function_start(crash.source, crash.line)])
+            if crash.source and 0 < crash.line <= len(crash.source)
+            else [],
             sites={
                 x.lower()
                 for x in failing.sites(crash.kinds, crash.exc_value, code, imported(crash.source))
@@ -2054,6 +2068,14 @@ def score_hunk(
         return None
     pair_off(added, removed, lambda r, t: tidy(r) == tidy(t))
     drop_rewrites(added, removed, path)
+    # A call of the crashing function now passing the same values by name passes the same.
+    if sig.parameters:
+        called_as = last_segment(crash.function or "")
+        pair_off(
+            added,
+            removed,
+            lambda r, t: through.same_binding(r, t, called_as, sig.parameters),
+        )
     # Fields destructured into names (`const { recipient } = msg`, then `recipient.x` for
     # `msg.recipient.x`): the same reads; the destructuring goes with the lines it replaced.
     unpacked = destructured([t for _, t in added])

@@ -127,3 +127,62 @@ def same_words(a: str, b: str) -> bool:
         return "".join(g for m in _TEXT.finditer(arg) for g in m.groups() if g).replace("%s", "")
 
     return words(a) == words(b) and text(a) == text(b)
+
+
+_KEYWORD = re.compile(r"^\$?([A-Za-z_]\w*)(?:=(?!=)|:(?!:))(.+)$")
+
+
+def parameters(header: str) -> list[str]:
+    """The parameter names of a function's header line, in order, in the languages read
+    here (`def f(self, a: int = 1, *, b)`, `fun f(a: Int)`, `function f($a, Type $b)`,
+    `func f(a int, b string)`, `int f(int a)`); `self` and `this` left out."""
+    m = re.search(r"\((.*)\)", header)
+    if not m:
+        return []
+    names = []
+    for part in split(m.group(1)):
+        part = part.split("=", 1)[0].strip().lstrip("*&.")
+        if not part or part in {"/", "*"}:
+            continue
+        if ":" in part:
+            name = part.split(":", 1)[0]
+        else:
+            words = part.split()
+            go = len(words) > 1 and header.lstrip().startswith("func")
+            name = words[0] if go else words[-1]
+        name = name.strip().lstrip("$")
+        if re.fullmatch(r"[A-Za-z_]\w*", name) and name not in {"self", "this", "cls"}:
+            names.append(name)
+    return names
+
+
+def same_binding(old: str, new: str, function: str, params: list[str]) -> bool:
+    """`new` calls `function` with each parameter bound to what `old` bound it to, only
+    spelt otherwise: positional arguments now passed by name (`f(a, b)` → `f(x=a, y=b)`)
+    or named ones reordered. False when any value, or the other code of the line, differs."""
+
+    def bound(line: str) -> dict[str, str] | None:
+        found = [a for f, a in calls(line) if f == function]
+        if len(found) != 1 or not params:
+            return None
+        out: dict[str, str] = {}
+        for i, arg in enumerate(split(found[0])):
+            named = _KEYWORD.match(arg)
+            if named:
+                out[named.group(1)] = named.group(2)
+            elif i < len(params) and params[i] not in out:
+                out[params[i]] = arg
+            else:
+                return None
+        return out
+
+    def rest(line: str) -> str:
+        return squash(re.sub(rf"\b{re.escape(function)}\s*\(.*\)", "", line))
+
+    before, after = bound(old), bound(new)
+    return (
+        before is not None
+        and before == after
+        and squash(old) != squash(new)
+        and rest(old) == rest(new)
+    )

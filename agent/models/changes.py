@@ -2579,8 +2579,9 @@ def score_hunk(
     quoted = set_to_quoted(added, removed, sig) if sig.numbers or sig.literals else None
     if quoted is not None:
         # A string the message quotes, now written here and not before, is where that value
-        # comes from: more than any closeness to the crash says.
-        score += 4 if re.fullmatch(r"[\d.]+", quoted[1]) else 7
+        # comes from: more than any closeness to the crash says (in a whole tree, every line
+        # is "now written").
+        score += 4 if whole or re.fullmatch(r"[\d.]+", quoted[1]) else 7
         fit = fit or f"now sets {quoted[0]} to {quoted[1]}, the value the exception quotes"
     # A division by zero: a value this file gives (an enum constant, a default, a table
     # row) that was not 0 is now 0.
@@ -3747,7 +3748,14 @@ def set_to_named(
             if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", value) and n not in old:
                 return name, n
         for literal in sorted(sig.literals):
-            quoted = re.search(rf"""["']{re.escape(literal)}["']""", value, re.IGNORECASE)
+            # The value is that string, or the default a lookup falls back to: not a string
+            # the expression only uses (a column name, a key it reads).
+            lit = re.escape(literal)
+            quoted = re.fullmatch(
+                rf"""\s*["']{lit}["']\s*[,;]?\s*|.*[,(]\s*["']{lit}["']\s*\)\s*[,;]?\s*""",
+                value,
+                re.IGNORECASE,
+            )
             again = re.search(rf"""["']{re.escape(literal)}["']""", old, re.IGNORECASE)
             if useful(literal) and quoted and not again:
                 return name, literal

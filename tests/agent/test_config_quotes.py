@@ -95,3 +95,27 @@ def test_a_mapping_the_crashing_file_imports_now_maps_its_keys_to_other_names():
     same = hunk(3, [(3, '  "30": "failed_attempt",')], [(3, '  "30": "failed_attempt", ')])
     again = rank(c, [commit("tidy", "2026-11-28T08:00:00Z", ("src/tracking/codes.json", [same]))])
     assert not any(r.fits for r in again)
+
+
+def test_a_string_an_expression_only_uses_is_not_the_value_it_sets():
+    source = [
+        "def enrich(orders, stores):",
+        '    ids = sorted(orders.loc[orders["region"].isna(), "store_id"].unique())',
+        '    log.info("%d unknown stores", len(ids))',
+        '    return orders.merge(stores[["store_id", "region"]], on="store_id", how="left")',
+    ]
+    c = crash(
+        path="etl/transforms.py",
+        line=4,
+        function="enrich",
+        exc_type="ValueError",
+        exc_value="You are trying to merge on object and int64 columns for key 'store_id'.",
+        code=source[3].strip(),
+        nearby=source,
+        source=source,
+    )
+    logged = hunk(2, [(2, source[1]), (3, source[2])], context=[(1, source[0]), (4, source[3])])
+    logged["function"] = source[0]
+    ranked = rank(c, [commit("log", "2026-11-28T08:00:00Z", ("etl/transforms.py", [logged]))])
+    assert ranked, "a change beside the crash is a candidate"
+    assert not any("the value the exception quotes" in r for x in ranked for r in x.reasons)

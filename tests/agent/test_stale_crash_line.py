@@ -6,9 +6,7 @@ from tests.agent.test_changes import commit, crash, hunk
 
 
 def history(old_date: str) -> list[dict]:
-    crash_line = hunk(
-        3, [(3, "    return loc.lat, loc.lng")], [(3, "    return geo.point(q)")]
-    )
+    crash_line = hunk(3, [(3, "    return loc.lat, loc.lng")], [(3, "    return geo.point(q)")])
     guard = hunk(
         10,
         [(10, "    return best")],

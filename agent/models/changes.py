@@ -405,7 +405,9 @@ _KIND_PATTERNS = {
     "null": r"null|none|nil\b|undefined|nullpointer|cannot read propert|not an object|"
     r"has no attribute|undefined method|call a member function|on null",
     "index": r"index|out of range|out of bounds|bounds|slice",
-    "zero": r"zero|divis|arithmetic|/ by zero|modulo",
+    # ... and a bound that had to be positive: `rand.Int63n(0)`, `nextInt(0)`, `randrange(0)`.
+    "zero": r"zero|divis|arithmetic|/ by zero|modulo|must be positive|non-?positive|"
+    r"invalid argument to int\w*n\b|empty range for randrange",
     "key": r"keyerror|key not found|no such key|undefined (array )?key|undefined index|"
     r"nosuchelement|missing|not found|no entry|unknown key|required",
     "type": r"typeerror|type ?error|classcast|cannot be cast|not a function|unsupported operand|"
@@ -1566,7 +1568,18 @@ class Signals:
                 for line in [code, *nearby]
                 for n in re.findall(r"(?:/|%)\s*\(?\s*([A-Za-z_$][\w$.]*)", code_of(line))
                 for n in [n.rsplit(".", 1)[-1]]
-            },
+            }
+            # A bound that had to be positive is what the library call that refused it got.
+            | (
+                {
+                    n.lower()
+                    for f, args in through.calls(code_of(code))
+                    if f == crash.callee.rsplit(".", 1)[-1]
+                    for n in re.findall(r"[A-Za-z_$][\w$]*", args)
+                }
+                if "zero" in crash.kinds and crash.callee
+                else set()
+            ),
             types=wire.types_named(failing_function(crash)),
             callees=value_callees(crash, code),
             receiver_path=receiver_path(crash, code),

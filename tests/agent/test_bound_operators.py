@@ -49,3 +49,28 @@ def test_a_new_file_changes_no_bound_of_the_code_that_failed():
     ranked = rank(c, [commit("logo", "2026-11-28T08:00:00Z", ("internal/api/logo.go", [upload]))])
     assert ranked, "the new file makes the key the failing code splits"
     assert not any(r.fits for r in ranked), [(r.path, r.reasons) for r in ranked]
+
+
+def test_a_bound_that_had_to_be_positive_is_a_zero_that_came_from_somewhere():
+    from agent.models.changes import Signals, exception_kinds
+
+    assert exception_kinds("*errors.errorString", "invalid argument to Int63n") == {"zero"}
+    assert "zero" in exception_kinds("ValueError", "empty range for randrange() (0, 0, 0)")
+    source = [
+        "func (p Policy) Delay(attempt int) time.Duration {",
+        "\tspread := int64(float64(p.Base) * p.Jitter)",
+        "\treturn p.Base + time.Duration(rand.Int63n(spread))",
+        "}",
+    ]
+    c = crash(
+        path="internal/retry/policy.go",
+        line=3,
+        function="Policy.Delay",
+        exc_type="*errors.errorString",
+        exc_value="invalid argument to Int63n",
+        code=source[2].strip(),
+        nearby=source,
+        source=source,
+        callee="rand.Int63n",
+    )
+    assert "spread" in Signals.of(c).denominators

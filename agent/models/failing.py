@@ -92,7 +92,15 @@ def divisions(code: str) -> set[tuple[str, str]]:
         args = _arguments(plain, m.end())
         if len(args) == 2:
             found.append(args[1])
-    return {("/", squash(d)) for d in found}
+    return {("/", squash(_balanced(d))) for d in found}
+
+
+def _balanced(operand: str) -> str:
+    """The operand without the closing brackets of the call around it (`f(a / b)`: `b`)."""
+    for close, open_ in ((")", "("), ("]", "[")):
+        while operand.endswith(close) and operand.count(close) > operand.count(open_):
+            operand = operand[:-1]
+    return operand
 
 
 def _arguments(code: str, start: int) -> list[str]:

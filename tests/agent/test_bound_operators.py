@@ -74,3 +74,46 @@ def test_a_bound_that_had_to_be_positive_is_a_zero_that_came_from_somewhere():
         callee="rand.Int63n",
     )
     assert "spread" in Signals.of(c).denominators
+
+
+def test_a_division_inside_a_new_call_fails_before_the_call_is_made():
+    from agent.models import failing
+
+    code = "$kg = self::upToHalf($volume / $this->divisor);"
+    old = "$kg = round($volume / $this->divisor, 2);"
+    assert failing.divisions(code) == failing.divisions(old)
+    assert failing.kept({"zero"}, "Division by zero", code, [old], [code], set())
+    source = [
+        "    public function chargeable(float $volume): float",
+        "    {",
+        "        " + code,
+        "        return $kg;",
+        "    }",
+    ]
+    c = crash(
+        path="app/Shipping/ParcelBuilder.php",
+        line=3,
+        function="App\\Shipping\\ParcelBuilder::chargeable",
+        exc_type="DivisionByZeroError",
+        exc_value="Division by zero",
+        code=code,
+        nearby=source,
+        source=source,
+    )
+    rounding = hunk(
+        3,
+        [
+            (3, "        " + code),
+            (8, "    private static function upToHalf(float $kg): float"),
+            (9, "    {"),
+            (10, "        return ceil($kg * 2) / 2;"),
+            (11, "    }"),
+        ],
+        [(3, "        " + old)],
+    )
+    rounding["function"] = source[0]
+    ranked = rank(
+        c, [commit("half", "2026-11-28T08:00:00Z", ("app/Shipping/ParcelBuilder.php", [rounding]))]
+    )
+    assert ranked and not ranked[0].fits, ranked[0].reasons
+    assert not any("returns the failing value" in r for r in ranked[0].reasons)

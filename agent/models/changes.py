@@ -3433,11 +3433,16 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
     """The callee of the failing value whose body this hunk changes in a way that raises the
     exception, with why: a parse or format changed for a parse error, a filter for an empty
     collection, a null now returned, a bound for an index error."""
-    on_line = calls_of(code_of(sig.crash.code)) if sig.sites else set()
+    # Calls of the crash line whose arguments hold the operation that failed.
+    before_call = {
+        f.lower()
+        for f, args in through.calls(code_of(sig.crash.code))
+        if any((k := x.partition("|")[2]) and k in args.lower() for x in sig.sites)
+    }
     for callee in sorted(sig.callees.values(), key=lambda c: c.depth):
         if not owned(callee, path, sig.crash.path):
             continue
-        if callee.name in on_line and not any(callee.name in x for x in sig.sites):
+        if callee.name in before_call:
             continue  # the line failed in its arguments, before the call was made
         added, removed = changed_in(hunk, callee.name)
         if not added and not removed:

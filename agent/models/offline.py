@@ -704,6 +704,11 @@ class Analysis:
         beside = changes.defined_beside(c)
         if beside:
             down.append(f"the suspect line reads {beside}, which the same change defines")
+        # A name the exception names, renamed on several lines of the change: which of them
+        # is the fault is a choice among them.
+        spread = renamed_lines(c, self.exc.value or "")
+        if spread >= 3:
+            down.append(f"the name the exception names changed on {spread} lines of the change")
         if c.rewrote and rival is not None:
             down.append(f"the crash line was only rewritten, and {rival.path} also fits")
         elif c.path not in on_stack and c.also:
@@ -718,6 +723,7 @@ class Analysis:
             and not contender
             and size <= LARGE_HUNK
             and not beside
+            and spread < 3
         ):
             return "high", up, down
         if c.score >= 6 and margin >= 1.5 and (c.fits or agree):
@@ -743,6 +749,20 @@ TRANSIENT = re.compile(
     r"(?i)time_?out|timed out|connection|connect\b|unavailable|refused|reset by peer|"
     r"temporar|too many requests|\b50[234]\b"
 )
+
+
+_NAMED = re.compile(r"'([\w.$-]{3,})'|\"([\w.$-]{3,})\"")
+
+
+def renamed_lines(change: changes.Change, message: str) -> int:
+    """How many removed lines of the change name what the exception names as a whole word
+    (`'minutes'`: a field, its entry in a list, its getter)."""
+    named = [n for pair in _NAMED.findall(message) for n in pair if n]
+    if not named:
+        return 0
+    words = [re.compile(rf"(?<![A-Za-z0-9$]){re.escape(n)}(?![A-Za-z0-9$])", re.I) for n in named]
+    removed = [str(t) for _, t in change.hunk.get("removed") or []]
+    return sum(1 for t in removed if any(w.search(t) for w in words))
 
 
 def window_commits(trail: Trail) -> list[dict[str, Any]]:

@@ -71,3 +71,25 @@ def test_a_suspect_line_that_reads_what_its_own_change_defines_is_not_high():
     both.hunk = {"added": [*query, [23, call]]}
     level, _, lowered = analysis(both, other).confidence()
     assert level == "medium" and any("which the same change defines" in d for d in lowered)
+
+
+def test_a_name_renamed_on_several_lines_leaves_the_line_open():
+    """The exception names a field the change renamed in its declaration, its entry in a
+    list and its getter: the commit is sure, which of those lines is the fault is a choice."""
+    other = change("tidy", "app/comments.ts", 10.0, fits=False)
+    removed = [
+        [10, "    minutes = serializers.SerializerMethodField()"],
+        [21, '            "minutes",'],
+        [25, "    def get_minutes(self, ride):"],
+    ]
+    renamed = change("rename", "rides/serializers.py", 22.0, producer=True)
+    renamed.hunk = {
+        "added": [[10, "    seconds = serializers.SerializerMethodField()"]],
+        "removed": removed,
+    }
+    a = analysis(renamed, other)
+    a.exc.value = "'minutes'"
+    level, _, lowered = a.confidence()
+    assert level == "medium" and any("changed on 3 lines" in d for d in lowered)
+    renamed.hunk = {"added": [], "removed": removed[:2]}
+    assert a.confidence()[0] == "high"

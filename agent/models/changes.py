@@ -2395,6 +2395,22 @@ def score_hunk(
     on_path = {n: d for n, d in sig.path_names.items() if n in written}
     if not on_path and not in_crash_file:
         on_path = made_there(sig, path, removed_names | added_names)
+    # Above the crash in its function, a line that binds what the failing operation itself
+    # works on (the denominator's value, the indexed list, the receiver) made its operand.
+    operand = set().union(*(names_of(x.partition("|")[2]) for x in sig.sites), set()) - NOISE
+    bound_here = {
+        n
+        for ln, t in added
+        if in_crash_file
+        and newest
+        and sig.function_lines[0] <= ln < crash.line
+        and (b := bindings(code_of(t).strip())) is not None
+        for n in b[0]
+        if n.lower() in operand
+    }
+    if bound_here and not introduced:
+        score += 3
+        reasons.append(f"binds {', '.join(sorted(bound_here)[:2])}, the operand of what failed")
     path_line: tuple[int, str] | None = None
     # The exception says which value was missing; what makes another one is less on its way.
     off_receiver = bool(sig.receiver_path and on_path) and not set(on_path) & set(sig.receiver_path)

@@ -87,12 +87,41 @@ def lookups(code: str) -> set[tuple[str, str]]:
 def divisions(code: str) -> set[tuple[str, str]]:
     """Each denominator: after `/` or `%`, or handed to a division function."""
     plain = _plain(code)
-    found = _DIVISION.findall(plain) + _DIVIDE_BY.findall(plain)
+    found = [_grouped(plain, m) for m in _DIVISION.finditer(plain)] + _DIVIDE_BY.findall(plain)
     for m in _DIVIDE_CALL.finditer(plain):
         args = _arguments(plain, m.end())
         if len(args) == 2:
             found.append(args[1])
     return {("/", squash(_balanced(d))) for d in found}
+
+
+_FACTOR = re.compile(r"^\(?(?:(?:\d+(?:\.\d+)?)\*)?(.+?)(?:\*(?:\d+(?:\.\d+)?))?\)?$")
+
+
+def _unscaled(site: str) -> str:
+    """`/|(2*held.size)` → `/|held.size`: the denominator without a nonzero constant factor."""
+    op, _, operand = site.partition("|")
+    m = _FACTOR.match(operand)
+    if not m or operand.count("(") != operand.count(")"):
+        return site
+    factor = re.findall(r"(?:^\(?|\*)(\d+(?:\.\d+)?)(?:\*|\)?$)", operand)
+    if any(float(f) == 0 for f in factor):
+        return site
+    return f"{op}|{m.group(1)}"
+
+
+def _grouped(code: str, m: re.Match[str]) -> str:
+    """The denominator a division match starts: the whole bracketed group when it opens one
+    (`/ (2 * held.size)`), else the operand the pattern took."""
+    start = m.start(1)
+    if not code.startswith("(", start):
+        return m.group(1)
+    depth = 0
+    for i in range(start, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            return code[start : i + 1]
+    return m.group(1)
 
 
 def _balanced(operand: str) -> str:
@@ -169,6 +198,9 @@ def kept(
     if not new:
         return False
     old = set().union(*(sites(kinds, exc_value, line, modules) or set() for line in removed))
+    if "zero" in kinds:
+        # A denominator times a constant other than 0 is 0 exactly when it is.
+        new, old = {_unscaled(s) for s in new}, {_unscaled(s) for s in old}
     if kinds & {"key", "index", "zero"}:
         return new <= old
     # A missing value fails on whichever member is read off it: the receiver is what counts.

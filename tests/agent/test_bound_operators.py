@@ -117,3 +117,58 @@ def test_a_division_inside_a_new_call_fails_before_the_call_is_made():
     )
     assert ranked and not ranked[0].fits, ranked[0].reasons
     assert not any("returns the failing value" in r for r in ranked[0].reasons)
+
+
+def test_the_filter_that_binds_the_denominator_beats_a_rounding_of_the_crash_line():
+    from agent.models import failing
+
+    # A denominator times a constant other than 0 is 0 exactly when it is.
+    new = "rate = (attended * 200 + held.size) / (2 * held.size),"
+    assert failing.kept(
+        {"zero"}, "/ by zero", new, ["rate = attended * 100 / held.size,"], [], set()
+    )
+    assert not failing.kept(
+        {"zero"}, "/ by zero", new, ["rate = attended * 100 / total,"], [], set()
+    )
+    source = [
+        "    fun build(code: String): Summary {",
+        "        val planned = sessions.sessions(code)",
+        "        val held = planned.filter { it.startsAt < now && it.cancelledAt == null }",
+        "        val students = course.students.map { s ->",
+        "            val attended = presentBy[s.id] ?: 0",
+        "            Row(s.id, attended, rate = (attended * 200 + held.size) / (2 * held.size))",
+        "        }",
+        "        return Summary(students)",
+        "    }",
+    ]
+    c = crash(
+        path="src/main/kotlin/campus/reports/AttendanceReport.kt",
+        line=6,
+        function="build",
+        exc_type="ArithmeticException",
+        exc_value="/ by zero",
+        code=source[5].strip(),
+        nearby=source,
+        source=source,
+    )
+    rounding = hunk(
+        6,
+        [(6, source[5])],
+        [(6, "            Row(s.id, attended, rate = attended * 100 / held.size)")],
+    )
+    rounding["function"] = source[0]
+    wrong = source[2].replace("== null", "!= null")
+    cancelled = hunk(
+        3, [(3, wrong)], [(3, "        val held = planned.filter { it.startsAt < now }")]
+    )
+    cancelled["function"] = source[0]
+    path = "src/main/kotlin/campus/reports/AttendanceReport.kt"
+    ranked = rank(
+        c,
+        [
+            commit("round", "2026-11-28T08:40:00Z", (path, [rounding])),
+            commit("cancel", "2026-11-25T08:00:00Z", (path, [cancelled])),
+        ],
+    )
+    assert ranked and ranked[0].sha == "cancel", [(r.sha, r.score, r.reasons) for r in ranked]
+    assert any("the operand of what failed" in r for r in ranked[0].reasons)

@@ -2395,9 +2395,13 @@ def score_hunk(
     on_path = {n: d for n, d in sig.path_names.items() if n in written}
     if not on_path and not in_crash_file:
         on_path = made_there(sig, path, removed_names | added_names)
-    # Above the crash in its function, a line that binds what the failing operation itself
-    # works on (the denominator's value, the indexed list, the receiver) made its operand.
-    operand = set().union(*(names_of(x.partition("|")[2]) for x in sig.sites), set()) - NOISE
+    # Above the crash in its function, a line that binds the value a division divides by
+    # made its denominator (an index has its own rule: the position it reads at).
+    operand = (
+        set().union(*(names_of(x.partition("|")[2]) for x in sig.sites), set()) - NOISE
+        if "zero" in sig.kinds
+        else set()
+    )
     bound_here = {
         n
         for ln, t in added

@@ -1911,7 +1911,21 @@ def where_used(
         return line, text  # no new name, or a value that goes on (`s := &Service{`)
     if any(bound_name(t) == name or reads(t, name) for t in removed):
         return line, text  # an old name given another value: that line is the change
-    return next(((n, t.strip()) for n, t in added if n > line and reads(t, name)), (line, text))
+    # A list of what a module exports reads every name it lists, and computes nothing.
+    return next(
+        (
+            (n, t.strip())
+            for n, t in added
+            if n > line and reads(t, name) and not _NAME_LIST.match(code_of(t))
+        ),
+        (line, text),
+    )
+
+
+_NAME_LIST = re.compile(
+    r"^\s*(?:module\.exports\s*=\s*\{|export\s*\{|__all__\s*=|"
+    r"export\s+default\s*\{[\w\s,]*\}?;?\s*$)"
+)
 
 
 def drop_rewrites(added: list[tuple[int, str]], removed: list[str], path: str) -> None:

@@ -1302,6 +1302,40 @@ def caller_body(crash: Crash, caller: stacktrace.Frame, path: str) -> list[str]:
     return [t for n, t in caller.context if n < line]
 
 
+def where_dropped(
+    hunk: dict[str, Any], hunks: list[dict[str, Any]], index: int
+) -> tuple[int, str, str] | None:
+    """When the hunk removes a top-level table or constant (`COLUMNS = {`) and another hunk of
+    the same file stops reading it (`frame.rename(columns=COLUMNS)` rewritten), the added line
+    that took that read's place, with the name: where the values it gave stopped applying."""
+    names = {
+        n
+        for _, t in hunk.get("removed") or []
+        if not str(t)[:1].isspace() and (n := bound_name(code_of(str(t)).strip())) and len(n) > 2
+    }
+    names -= {bound_name(code_of(str(t)).strip()) for _, t in hunk.get("added") or []}
+    if not names:
+        return None
+    found: list[tuple[int, int, str, str]] = []
+    for j, other in enumerate(hunks):
+        if j == index:
+            continue
+        places = removed_places(other)
+        added = [(int(n), code_of(str(t))) for n, t in other.get("added") or [] if code_of(str(t))]
+        for n, t in other.get("removed") or []:
+            old = code_of(str(t))
+            name = next((m for m in names if reads(old, m)), None)
+            if name is not None and added:
+                line, text = replaced_by((places.get(int(n), 0.0), int(n)), places, added)
+                # The rewrite of that read does what it did otherwise: it shares its names.
+                shared = len((names_of(old) & names_of(text)) - {name.lower()})
+                found.append((shared, -line, text.strip(), name))
+    if not found:
+        return None
+    shared, line, text, name = max(found)
+    return -line, text, name
+
+
 def removed_places(hunk: dict[str, Any]) -> dict[int, float]:
     """Where each removed line stood among the new side's lines: just after the context line
     that preceded it (old numbers of the context lines follow from the removed ones)."""
@@ -1850,6 +1884,11 @@ def rank(
                     change.blamed = True
                     if path == crash.path:
                         blame_seen.add(change.sha)
+                used = where_dropped(raw, f.get("hunks") or [], index)
+                if used is not None and not change.on_crash_line:
+                    # The removed table mattered where it was read: that line is the change.
+                    change.line, change.text = used[0], used[1]
+                    change.reasons.append(f"stops using {used[2]} there")
                 empty = not int(hunk.get("old_start") or 0) and not int(hunk.get("old_lines") or 0)
                 if empty and (path, index) not in refills and not change.quotes:
                     change.score *= 0.3  # a whole new file: everything in it was "changed"

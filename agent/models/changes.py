@@ -2847,11 +2847,11 @@ def bounding_line(
     test of it against a length (`if i > len(sheet)` above `sheet[i]`): where an off-by-one
     is written."""
     keys = {k for x in sites if (k := x.partition("|")[2]) and re.fullmatch(r"[\w$.]+", k)}
+    bound = {k.lstrip("$").lower() for k in keys | indexes}
     for n, t in sorted(added, reverse=True):
         # The loop that binds the index and bounds it (`for i := 0; i < len(xs); i++`).
         code = code_of(t)
         index = _LOOP_INDEX.match(code)
-        bound = {k.lstrip("$").lower() for k in keys | indexes}
         if n < crash_line and index and index.group(1).lower() in bound and _LENGTH.search(code):
             return n, t.strip()
     for n, t in sorted(added, reverse=True):
@@ -3668,7 +3668,6 @@ def falls_off(hunk: dict[str, Any], name: str, path: str) -> tuple[int, str] | N
             return breaks[-1]
         if any(re.match(r"\s*(?:default\b|else\b|_\s*=>|case\s+_\s*:)", c) for _, c, _ in after):
             return None
-    if re.match(r"\s*(?:switch|case|match)\b", level[first][1]):
         return level[first][0], level[first][1].strip()
     n, c = chain[-1] if _BRANCH.match(chain[-1][1]) else level[first]
     return n, c.strip()

@@ -19,7 +19,7 @@ from typing import Any
 
 from agent import finding, stacktrace, trigger
 from agent.domain import Message, Scope, ToolCall
-from agent.models import changes, docsearch, relevance
+from agent.models import changes, docsearch, failing, relevance
 from agent.models.words import Words, words_for
 from agent.ports import ModelResponse, ToolSpec
 
@@ -751,13 +751,10 @@ TRANSIENT = re.compile(
 )
 
 
-_NAMED = re.compile(r"'([\w.$-]{3,})'|\"([\w.$-]{3,})\"")
-
-
 def renamed_lines(change: changes.Change, message: str) -> int:
     """How many removed lines of the change name what the exception names as a whole word
     (`'minutes'`: a field, its entry in a list, its getter)."""
-    named = [n for pair in _NAMED.findall(message) for n in pair if n]
+    named = [n for n in failing.named(message) if len(n) >= 3]
     if not named:
         return 0
     words = [re.compile(rf"(?<![A-Za-z0-9$]){re.escape(n)}(?![A-Za-z0-9$])", re.I) for n in named]

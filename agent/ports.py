@@ -108,9 +108,11 @@ class Job(BaseModel):
 
 class InvestigationStore(Protocol):
     """Persistence of the aggregate. `save` writes over the version it read, or raises
-    ConcurrencyError; on success it bumps `inv.version`."""
+    ConcurrencyError; on success it bumps `inv.version`. `create` stores a new one, and
+    saves `replacing` (the run a re-run supersedes) in the same transaction, so no reader
+    sees the old run pointing at one not stored yet."""
 
-    async def create(self, inv: Investigation) -> None: ...
+    async def create(self, inv: Investigation, replacing: Investigation | None = None) -> None: ...
 
     async def load(self, investigation_id: str) -> Investigation: ...
 

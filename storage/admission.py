@@ -50,13 +50,16 @@ class Held:
     async def tokens_on(self, day: str) -> int:
         return await counts.tokens_on(self._conn, day)
 
-    async def create(self, inv: Investigation) -> None:
-        """ConcurrencyError if it exists (another attempt under its key stored it)."""
+    async def create(self, inv: Investigation, replacing: Investigation | None = None) -> None:
+        """ConcurrencyError if it exists (another attempt under its key stored it), or if
+        `replacing` (saved in the same transaction) was saved by someone else."""
         found = await self._conn.execute(
             select(investigations.c.id).where(investigations.c.id == inv.id)
         )
         if found.first() is not None:
             raise ConcurrencyError(f"investigation {inv.id} already exists")
+        if replacing is not None:
+            replacing.version = await self._store.update(self._conn, replacing)
         await self._store.insert(self._conn, inv)
         inv.version = 1
 

@@ -102,16 +102,20 @@ class SqlStore:
 
     # -- the port --------------------------------------------------------------
 
-    async def create(self, inv: Investigation) -> None:
-        """Insert a new aggregate with whatever messages and evidence it has; version becomes 1."""
+    async def create(self, inv: Investigation, replacing: Investigation | None = None) -> None:
+        """Insert a new aggregate with whatever messages and evidence it has; version becomes 1.
+        `replacing` (the run a re-run supersedes) is saved in the same transaction."""
         try:
             async with begin(self._engine) as conn:
+                replaced = await self.update(conn, replacing) if replacing else None
                 await self.insert(conn, inv)
         except IntegrityError:
             if await self._version_of(inv.id) is not None:
                 raise ConcurrencyError(f"investigation {inv.id} already exists") from None
             raise
         inv.version = 1
+        if replacing is not None and replaced is not None:
+            replacing.version = replaced
 
     async def insert(self, conn: AsyncConnection, inv: Investigation) -> None:
         """create()'s INSERT in the caller's transaction (storage.admission)."""
@@ -179,49 +183,54 @@ class SqlStore:
 
     async def save(self, inv: Investigation) -> None:
         """Write over the version read, or raise ConcurrencyError and write nothing."""
+        async with begin(self._engine) as conn:
+            version = await self.update(conn, inv)
+        inv.version = version
+
+    async def update(self, conn: AsyncConnection, inv: Investigation) -> int:
+        """save()'s writes in the caller's transaction; the version they make."""
         read_version = inv.version
         new_version = read_version + 1
-        async with begin(self._engine) as conn:
-            # The version-guarded UPDATE comes first: it takes the row's write lock,
-            # so the counts below cannot change under us before commit.
-            result = await conn.execute(
-                update(investigations)
-                .where(
-                    investigations.c.id == inv.id,
-                    investigations.c.version == read_version,
-                )
-                .values(
-                    version=investigations.c.version + 1,
-                    updated_at=self._clock(),
-                    **_aggregate_fields(inv),
-                )
+        # The version-guarded UPDATE comes first: it takes the row's write lock,
+        # so the counts below cannot change under us before commit.
+        result = await conn.execute(
+            update(investigations)
+            .where(
+                investigations.c.id == inv.id,
+                investigations.c.version == read_version,
             )
-            if result.rowcount != 1:
-                stored = await self._version_in(conn, inv.id)
-                if stored is None:
-                    raise NotFound(f"no investigation {inv.id}")
-                raise ConcurrencyError(
-                    f"investigation {inv.id} was saved by someone else: "
-                    f"read version {read_version}, stored version {stored}"
-                )
-            stored_messages = await self._count(conn, messages, inv.id)
-            stored_evidence = await self._count(conn, evidence, inv.id)
-            if stored_messages > len(inv.messages) or stored_evidence > len(inv.evidence):
-                # Raising inside the transaction rolls back the UPDATE too.
-                raise ValueError(
-                    f"investigation {inv.id}: messages and evidence are append-only, but the "
-                    f"aggregate holds {len(inv.messages)} messages and {len(inv.evidence)} "
-                    f"evidence while {stored_messages} and {stored_evidence} are stored"
-                )
-            await self._append(
-                conn,
-                inv,
-                stored_messages=stored_messages,
-                stored_evidence=stored_evidence,
-                version=new_version,
+            .values(
+                version=investigations.c.version + 1,
+                updated_at=self._clock(),
+                **_aggregate_fields(inv),
             )
-            await announce(conn, INVESTIGATIONS, inv.id)
-        inv.version = new_version
+        )
+        if result.rowcount != 1:
+            stored = await self._version_in(conn, inv.id)
+            if stored is None:
+                raise NotFound(f"no investigation {inv.id}")
+            raise ConcurrencyError(
+                f"investigation {inv.id} was saved by someone else: "
+                f"read version {read_version}, stored version {stored}"
+            )
+        stored_messages = await self._count(conn, messages, inv.id)
+        stored_evidence = await self._count(conn, evidence, inv.id)
+        if stored_messages > len(inv.messages) or stored_evidence > len(inv.evidence):
+            # Raising inside the transaction rolls back the UPDATE too.
+            raise ValueError(
+                f"investigation {inv.id}: messages and evidence are append-only, but the "
+                f"aggregate holds {len(inv.messages)} messages and {len(inv.evidence)} "
+                f"evidence while {stored_messages} and {stored_evidence} are stored"
+            )
+        await self._append(
+            conn,
+            inv,
+            stored_messages=stored_messages,
+            stored_evidence=stored_evidence,
+            version=new_version,
+        )
+        await announce(conn, INVESTIGATIONS, inv.id)
+        return new_version
 
     # -- small reads for the surfaces -------------------------------------------
 

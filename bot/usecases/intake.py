@@ -39,15 +39,20 @@ async def open_once(
     inv: Investigation,
     key: str | None = None,
     request: dict[str, Any] | None = None,
+    replacing: Investigation | None = None,
 ) -> tuple[Investigation, bool]:
     """Store and queue `inv`, or the investigation `key` already named; True if the key
-    (or the request, without one) is new."""
+    (or the request, without one) is new. `replacing` is saved with the insert
+    (`InvestigationStore.create`); its ConcurrencyError is the caller's."""
     seen, inv, fresh = await claim(store, jobs, keys, inv, key, request)
     if seen is not None:
         return seen, False
     try:
-        await store.create(inv)
-    except ConcurrencyError:  # the other attempt stored it first
+        await store.create(inv, replacing)
+    except ConcurrencyError:
+        if replacing is not None:
+            raise
+        # the other attempt stored it first
         return await store.load(inv.id), False
     await jobs.enqueue(INVESTIGATE, inv.id)
     return inv, fresh

@@ -128,13 +128,19 @@ class Investigations:
         return await self.admit(inv, key, fingerprint)
 
     async def admit(
-        self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
+        self,
+        inv: Investigation,
+        key: str | None,
+        fingerprint: dict[str, Any] | None,
+        replacing: Investigation | None = None,
     ) -> Done | Refused:
         """Store and queue a new investigation through the gates: it joins a run on the
         same Sentry issue, or is stored SKIPPED with the reason, or is queued. The counts
-        and the insert are one transaction under the admission lock (storage.admission)."""
+        and the insert are one transaction under the admission lock (storage.admission).
+        `replacing` is saved in that transaction (a re-run's old run, now superseded); if
+        someone saved it meanwhile, ConcurrencyError and nothing is stored."""
         if self.gates is None:
-            return await self._create(inv, key, fingerprint)
+            return await self._create(inv, key, fingerprint, replacing)
         try:
             seen, inv, fresh = await claim(self.store, self.jobs, self.keys, inv, key, fingerprint)
         except KeyReused as exc:
@@ -147,8 +153,11 @@ class Investigations:
                 if verdict.join is None:
                     if verdict.skip is not None:
                         inv.skip(verdict.skip)
-                    await counts.create(inv)
-        except ConcurrencyError:  # another attempt under the same key stored it first
+                    await counts.create(inv, replacing)
+        except ConcurrencyError:
+            if replacing is not None:
+                raise
+            # another attempt under the same key stored it first
             return self._opened(await self.store.load(inv.id), fresh=False)
         if verdict.join is not None:
             joined = await self.store.load(verdict.join)
@@ -158,10 +167,16 @@ class Investigations:
         return self._opened(inv, fresh)
 
     async def _create(
-        self, inv: Investigation, key: str | None, fingerprint: dict[str, Any] | None
+        self,
+        inv: Investigation,
+        key: str | None,
+        fingerprint: dict[str, Any] | None,
+        replacing: Investigation | None = None,
     ) -> Done | Refused:
         try:
-            inv, fresh = await open_once(self.store, self.jobs, self.keys, inv, key, fingerprint)
+            inv, fresh = await open_once(
+                self.store, self.jobs, self.keys, inv, key, fingerprint, replacing
+            )
         except KeyReused as exc:
             return Refused("conflict", str(exc))
         return self._opened(inv, fresh)
@@ -318,10 +333,15 @@ class Investigations:
         """Run the investigation afresh in the same thread: a run at work is stopped, the
         old report is marked superseded, and a new investigation of the same question (its
         window moved to now when it ended at the time of asking) is queued. The language
-        is the caller's when the surface knows it, else the one the old run used."""
-        runs: list[Investigation] = []
-
-        def step(old: Investigation) -> Refused | None:
+        is the caller's when the surface knows it, else the one the old run used. The old
+        run's save and the new run's insert are one transaction."""
+        for _ in range(RACE_RETRIES):
+            old = await self._load(investigation_id)
+            if isinstance(old, Refused):
+                return old
+            refused = await self.access.check(Action.RERUN, actor, old)
+            if refused:
+                return refused
             if old.superseded_by is not None:
                 return Refused(
                     "conflict", f"This was already re-run ({old.superseded_by}). Nothing changed."
@@ -333,16 +353,16 @@ class Investigations:
                 return Refused("invalid", str(exc))
             except IllegalTransition as exc:
                 return Refused("conflict", f"{exc}. Nothing was changed.")
-            runs.append(fresh)
-            return None
-
-        # A worker still on the old run loses its next save; one that saved meanwhile makes
-        # the save lose: it is read again.
-        done = await self._apply(actor, investigation_id, Action.RERUN, step, retries=RACE_RETRIES)
-        if isinstance(done, Refused):
+            # Through the same gates as any new run: over a cap it is stored SKIPPED.
+            try:
+                done = await self.admit(fresh, None, None, replacing=old)
+            except ConcurrencyError:
+                # A worker still on the old run loses its next save; one that saved
+                # meanwhile makes this one lose: it is read again.
+                continue
+            self._changed(old)
             return done
-        # Through the same gates as any new run: over a cap it is stored SKIPPED.
-        return await self.admit(runs[-1], None, None)
+        return Refused("conflict", RACED)
 
     async def cancel(self, actor: Actor, investigation_id: str) -> Done | Refused:
         """Stop a run that is queued, running or waiting; what it gathered is kept."""

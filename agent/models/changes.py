@@ -2513,7 +2513,8 @@ def score_hunk(
     linked = path in sig.stack_by_path or calls_into or bool(shaped) or produces_null or on_path
     # The words of a message this raise itself wrote are no clue, nor those of a crash line
     # rewritten to do the same: they are the crash line's own.
-    score += 0.0 if reworded or passes else min(6.0, overlap if linked else overlap / 4)
+    vocabulary = 0.0 if reworded or passes else min(6.0, overlap if linked else overlap / 4)
+    score += vocabulary
     imports = module_names(path) & sig.imports
     # Named like what the failing code reads from (`$invoice->customer`: Invoice.php).
     held_here = bool(set().union(*sig.holders.values(), set()) & parts(PurePosixPath(path).stem))
@@ -2792,7 +2793,26 @@ def score_hunk(
         # raise this exception (a log line, a tag, a timer): close to where it failed, not why.
         score -= beside / 2
         reasons.append("though not in a way known to raise this exception")
-    if "adds the crash line" in reasons and not fit and sig.kinds and not whole:
+    # The crash line rewritten, still reading what it read before on the same values (a
+    # message added to `checkNotNull(stop.window)`, a call split over lines), with no guard
+    # dropped and in no way known to raise this exception: the value it fails on is made
+    # elsewhere, and blame naming the rewrite says nothing.
+    kept_operand = (
+        "adds the crash line" in reasons
+        and not fit
+        and not whole
+        and failing.same_operand(
+            crash_code, removed, crash.exc_value, crash.callee.rsplit(".", 1)[-1]
+        )
+        and not failing.guard_dropped(sig.kinds, removed, [t for _, t in added])
+    )
+    if kept_operand:
+        score -= 4.5 + vocabulary  # its words are the crash line's own, as for `passes`
+        passes = passes or "the same values"
+        reasons[reasons.index("adds the crash line")] = (
+            "rewrites the crash line, but reads the same values as before"
+        )
+    elif "adds the crash line" in reasons and not fit and sig.kinds and not whole:
         # The crash line rewritten in a way that does not raise this kind of exception (a
         # log message reworded around the same call): where it stands, not why it fails.
         score -= 4.5

@@ -207,6 +207,47 @@ def kept(
     return {s.split("|", 1)[0] for s in new} <= {s.split("|", 1)[0] for s in old}
 
 
+_CHAIN = re.compile(r"\$?[A-Za-z_][\w$]*(?:(?:\??\.|->|::)\$?[A-Za-z_][\w$]*)+")
+
+
+def chains(code: str) -> set[str]:
+    """The member chains a line reads (`stop.window`, `$this->twig->render`), with `?.`
+    read as `.`, outside its string literals."""
+    return {c.replace("?.", ".") for c in _CHAIN.findall(_STRING.sub(" ", code))}
+
+
+def same_operand(code: str, removed: list[str], exc_value: str = "", callee: str = "") -> bool:
+    """The rewritten crash line `code` still reads a member chain a removed line read, reads
+    every chain ending in the member the message names as they did, and makes the failing
+    call (`callee`) as they did: it does what it did before, on the same values. A call the
+    old lines did not make may be what fails, unless the message names a chain kept."""
+    before = {c for line in removed for c in chains(line)}
+    now = chains(code)
+    kept = now & before
+    if not kept:
+        return False
+    names = named(exc_value)
+    if any(_last(c) in names and c not in before for c in now):
+        return False
+    old = " ".join(_STRING.sub(" ", line) for line in removed)
+    if callee and re.search(rf"\b{re.escape(callee)}\s*\(", old) is None:
+        return False
+    if any(_last(c) in names or c in exc_value for c in kept):
+        return True
+    return not _calls(_STRING.sub(" ", code)) - _calls(old)
+
+
+_KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "elif", "unless"}
+
+
+def _calls(text: str) -> set[str]:
+    return {n.lower() for n in re.findall(r"([A-Za-z_$][\w$]*)\s*\(", text)} - _KEYWORDS
+
+
+def _last(chain: str) -> str:
+    return re.split(r"\.|->|::", chain)[-1].lstrip("$")
+
+
 def guard_dropped(kinds: set[str], removed: list[str], added: list[str]) -> bool:
     """The removed lines tested for what this kind of exception is about (a null, a bound,
     a default) more often than the added ones do."""

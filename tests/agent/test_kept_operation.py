@@ -167,7 +167,9 @@ def test_a_rewrite_not_of_the_exceptions_kind_loses_to_a_producer_that_is():
     ranked = rank(c, history)
     assert ranked[0].sha == "args", [(x.sha, x.score, x.reasons) for x in ranked]
     log = next(x for x in ranked if x.sha == "log")
-    assert "adds the crash line, though not in a way known to raise this exception" in log.reasons
+    # It still reads `opts.since.toISOString()` as before: the same values.
+    assert "rewrites the crash line, but reads the same values as before" in log.reasons
+    assert not log.blamed
 
 
 def test_blame_of_a_crash_line_rewritten_to_compute_the_same_lends_nothing():

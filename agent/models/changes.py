@@ -409,7 +409,8 @@ _KIND_PATTERNS = {
     "zero": r"zero|divis|arithmetic|/ by zero|modulo|must be positive|non-?positive|"
     r"invalid argument to int\w*n\b|empty range for randrange",
     "key": r"keyerror|key not found|no such key|undefined (array )?key|undefined index|"
-    r"nosuchelement|missing|not found|no entry|unknown key|required",
+    r"nosuchelement|missing|not found|no entry|unknown key|required|no enum constant|"
+    r"uninitialized constant|unknown variant|is not a valid (?:enum|member|choice)",
     "type": r"typeerror|type ?error|classcast|cannot be cast|not a function|unsupported operand|"
     r"must be|expected .* got|not iterable|is not a|can't convert|cannot convert|conversion|"
     r"interface conversion|mismatch",
@@ -2582,6 +2583,10 @@ def score_hunk(
     if fit == "changes an index or a bound" and not hunk.get("old_start") and not removed:
         fit = None  # a new file: it bounds nothing that ran before, whatever it compares
     fit = fit or (value_fit if rewritten else None)
+    if gone and "key" in sig.kinds:
+        # A lookup by name missed (a key, an enum constant): the hunk that stopped defining
+        # exactly the name the message says is missing is where it went.
+        fit = fit or f"removes {min(gone)}, the name the exception says is missing"
     made = returned_value(sig, path, hunk)
     if made is not None:
         score += 5

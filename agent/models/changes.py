@@ -397,6 +397,7 @@ class Change:
     stale: bool = False  # it renamed or removed where a name the failing code reads is set
     quotes: bool = False  # it now writes the value the exception quotes
     tidied: bool = False  # it rewrote the crash line to compute the same
+    ran_before: bool = False  # the release before the running one held it, without these errors
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -1870,6 +1871,7 @@ def rank(
                     stale.add(change.sha)
                 if ran_before:
                     change.score *= RAN_BEFORE
+                    change.ran_before = True
                     change.reasons.append("it ran in the release before without these errors")
                 if change.tidied or (change.on_crash_line and (change.renamed or change.passes)):
                     # Blame names the commit for the crash line, which it left running as
@@ -1935,7 +1937,7 @@ def rank(
             top.blamed = False  # the crash line it wrote runs as before: blame says nothing
         top.also = sorted({h.path for h in hunks if h.fits and h.path != top.path})
         out.append(top)
-    out = off_value_path(sig, sorted(out, key=lambda c: -c.score))
+    out = fit_over_closeness(off_value_path(sig, sorted(out, key=lambda c: -c.score)))
     # A candidate needs a reason of its own: recency and shared words alone (a commit of
     # the day that touched the crash file elsewhere) explain nothing.
     return [c for c in out if c.score >= 3 and c.reasons]
@@ -3912,6 +3914,21 @@ def narrows(removed: list[str], added: list[str]) -> bool:
 def bound_names(line: str) -> set[str]:
     found = bindings(code_of(line))
     return found[0] if found else set()
+
+
+def fit_over_closeness(ranked: list[Change]) -> list[Change]:
+    """The best change of no kind known to raise this exception, ahead only for being close
+    to the crash, gives way to one of the next two that is of that kind and builds the
+    failing value: closeness is where to look first, the kind is evidence."""
+    if len(ranked) < 2 or ranked[0].fits or ranked[0].on_crash_line:
+        return ranked
+    top = ranked[0]
+    for c in ranked[1:3]:
+        if c.fits and c.producer and not c.ran_before and c.score >= 0.5 * top.score:
+            c.reasons.append(f"of the exception's kind, where {top.path} is only close to it")
+            c.score = top.score + 0.5
+            return sorted(ranked, key=lambda x: -x.score)
+    return ranked
 
 
 def off_value_path(sig: Signals, ranked: list[Change]) -> list[Change]:

@@ -495,6 +495,35 @@ _PARSING = re.compile(
 _FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|dropWhile)\b")
 
 
+DROPS_GUARD = "drops a guard for a missing value"
+_WORD = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def unguarded_line(added: list[tuple[int, str]], removed: list[str]) -> tuple[int, str] | None:
+    """The added line that uses, with no guard, a name a dropped guard tested: the name next
+    to each guard the removed lines had and the added ones lack (`leftOn is null or`,
+    `COALESCE(SUM(importe)`, `user?.name`)."""
+    lost = Counter(GUARD.findall(" ".join(removed))) - Counter(
+        GUARD.findall(" ".join(t for _, t in added))
+    )
+    tested: list[str] = []
+    for line in removed:
+        for m in GUARD.finditer(line):
+            if m.group(0) not in lost:
+                continue
+            before = _WORD.findall(line[: m.start()])[-2:]
+            after = _WORD.findall(line[m.end() :])[:2]
+            tested += [w for w in (before[::-1] + after) if useful(w) and not GUARD.fullmatch(w)]
+    # Read through (`customer.address`) before merely named (`const { customer } = order`).
+    for follow in (r"\s*(?:\.|->|\[)", ""):
+        for name in tested:
+            used = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$]){follow}")
+            for n, t in added:
+                if used.search(t) and not GUARD.search(t):
+                    return n, t.strip()
+    return None
+
+
 def fits_kind(
     kinds: set[str],
     removed: list[str],
@@ -520,7 +549,7 @@ def fits_kind(
         # A guard dropped: one the old lines had that the new ones lack (counted, so that a
         # new function with a `.get(` of its own does not hide it, nor a moved one count).
         if Counter(GUARD.findall(before)) - Counter(GUARD.findall(after)):
-            return "drops a guard for a missing value"
+            return DROPS_GUARD
         if any(NULL_LITERAL.search(t) for t in added) and not NULL_LITERAL.search(before):
             return "now hands on a null"
         crossed = crossed_setter(added)
@@ -2764,6 +2793,12 @@ def score_hunk(
             ),
             (added[0][0], added[0][1].strip()) if added else (start, ""),
         )
+    elif (
+        fit == DROPS_GUARD
+        and key_line is None  # a key the failing code reads, set otherwise, says more
+        and (guarded := unguarded_line(added, removed)) is not None
+    ):
+        line, text = guarded  # where the value the dropped guard tested is now used bare
     elif made is not None and made[1] == FALLS_OFF:
         line, text = falls_off(hunk, made[0].name, path)  # type: ignore[misc]
     elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:

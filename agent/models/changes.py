@@ -1972,6 +1972,31 @@ def rank(
     return [c for c in out if c.score >= 3 and c.reasons]
 
 
+def statement_head(line: int, text: str, added: list[tuple[int, str]]) -> tuple[int, str]:
+    """A line inside a call the hunk added whole (an option of a new formatter, an argument
+    of a new call) is that call's statement: its first line names what changed."""
+    lines = dict(added)
+    if line not in lines:
+        return line, text
+    start = line
+    while start - 1 in lines:
+        start -= 1
+    head, depth = None, 0
+    for n in range(start, line + 1):
+        if depth <= 0:
+            head, depth = n, 0
+        code = _STRING_LITERAL.sub('""', lines[n])
+        # Parentheses only: a brace or a bracket opens a body or a table (a class, a config
+        # array) as often as an argument, and their lines are entries of their own.
+        depth += code.count("(") - code.count(")")
+    if head is None or head == line:
+        return line, text
+    return head, lines[head].strip()
+
+
+_STRING_LITERAL = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`""")
+
+
 def where_used(
     line: int, text: str, added: list[tuple[int, str]], removed: list[str]
 ) -> tuple[int, str]:
@@ -2770,6 +2795,7 @@ def score_hunk(
         if in_crash_file and sig.kinds & {"index", "null"} and (introduced or linked)
         else None
     )
+    loose = False
     if in_crash_file and introduced and moved is not None:
         line, text = moved  # the crash line only reflowed: what it indexes with changed
     elif bounding is not None:
@@ -2793,16 +2819,16 @@ def score_hunk(
             ),
             (added[0][0], added[0][1].strip()) if added else (start, ""),
         )
+    elif made is not None and made[1] == FALLS_OFF:
+        line, text = falls_off(hunk, made[0].name, path)  # type: ignore[misc]
+    elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
+        line, text = narrowing_line(hunk)  # type: ignore[misc]
     elif (
         fit == DROPS_GUARD
         and key_line is None  # a key the failing code reads, set otherwise, says more
         and (guarded := unguarded_line(added, removed)) is not None
     ):
         line, text = guarded  # where the value the dropped guard tested is now used bare
-    elif made is not None and made[1] == FALLS_OFF:
-        line, text = falls_off(hunk, made[0].name, path)  # type: ignore[misc]
-    elif made is not None and made[1] == NARROWS and narrowing_line(hunk) is not None:
-        line, text = narrowing_line(hunk)  # type: ignore[misc]
     elif made is not None and (inside := body_lines(hunk, made[0].name)):
         # In the function that returns the failing value: the line with the failure's
         # words if it is one of its lines, else its first changed line.
@@ -2818,16 +2844,21 @@ def score_hunk(
         line, text = typed[1], typed[2]  # in the function that returns the missing type
     elif calls_into:
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
+        loose = True
     elif key_line is not None:
         line, text = key_line[0], key_line[1].strip()  # where the data is now built otherwise
     elif produces_null:
         line, text = next((n, t.strip()) for n, t in added if NULL_LITERAL.search(t))
     elif path_line is not None:
         line, text = path_line[0], path_line[1].strip()
+        loose = True
     else:
         line, text = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
+        loose = True
     if not (in_crash_file and introduced) and bounding is None:
         line, text = where_used(line, text, added, removed)
+        if loose:  # a line picked by its words, not for what it does
+            line, text = statement_head(line, text, added)
     # A line of a whole tree (a cut history) was not changed at all: closeness to the crash
     # is all there is to judge it by, fitting or not.
     if beside and not fit and sig.kinds and not whole:

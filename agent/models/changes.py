@@ -652,7 +652,27 @@ def fits_kind(
             and _strings(body_before) != _strings(body_after)
         )
     ):
-        return "changes the type or the format of a value"
+        return RETYPES
+    return None
+
+
+RETYPES = "changes the type or the format of a value"
+_IMPORT = re.compile(r"^\s*(?:import\b|from\s+\S+\s+import\b|use\s|require\b|#include)|\brequire\(")
+
+
+def converting_line(added: list[tuple[int, str]], removed: list[str]) -> tuple[int, str] | None:
+    """The first added line that converts or formats a value in a way no removed line did: a
+    conversion call they did not make, or a pattern or layout they did not have."""
+    before = " ".join(removed)
+    calls = set(_CONVERSION.findall(before))
+    texts = set(_strings(before))
+    for n, t in added:
+        if _IMPORT.search(t):
+            continue
+        if set(_CONVERSION.findall(t)) - calls:
+            return n, t.strip()
+        if re.search(_PARSING, t) and set(_strings(t)) - texts:
+            return n, t.strip()
     return None
 
 
@@ -2829,6 +2849,13 @@ def score_hunk(
         and (guarded := unguarded_line(added, removed)) is not None
     ):
         line, text = guarded  # where the value the dropped guard tested is now used bare
+    elif (
+        fit == RETYPES
+        and key_line is None
+        and path_line is not None
+        and (converts := converting_line(added, removed)) is not None
+    ):
+        line, text = converts  # where the value is now converted or formatted otherwise
     elif made is not None and (inside := body_lines(hunk, made[0].name)):
         # In the function that returns the failing value: the line with the failure's
         # words if it is one of its lines, else its first changed line.

@@ -2870,11 +2870,7 @@ def score_hunk(
         line, text = key_line[0], key_line[1].strip()  # where the data is now built otherwise
     elif produces_null:
         line, text = next((n, t.strip()) for n, t in added if NULL_LITERAL.search(t))
-    elif (
-        fit == DROPS_GUARD
-        and key_line is None  # a key the failing code reads, set otherwise, says more
-        and (guarded := unguarded_line(added, removed)) is not None
-    ):
+    elif fit == DROPS_GUARD and (guarded := unguarded_line(added, removed)) is not None:
         line, text = guarded  # where the value the dropped guard tested is now used bare
     elif path_line is not None:
         line, text = path_line[0], path_line[1].strip()

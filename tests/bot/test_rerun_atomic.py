@@ -129,3 +129,25 @@ async def test_a_save_of_the_old_run_meanwhile_is_read_again_and_nothing_is_stor
     assert await rows(engine, investigations) == 2  # the lost attempt stored nothing
     again = await cases.rerun(ALICE, old_id)
     assert again.kind == "conflict" and done.investigation.id in again.reason
+
+
+async def test_a_rerun_whose_answer_is_lost_after_the_commit_is_not_stored_twice(
+    world, monkeypatch
+):
+    cases, store, engine = world
+    old_id = await completed(cases, store)
+    admit = cases.admit
+
+    async def lost(inv, key, fingerprint, replacing=None):
+        await admit(inv, key, fingerprint, replacing=replacing)  # committed, then the answer
+        raise OperationalError("COMMIT", {}, Exception("server closed the connection"))
+
+    monkeypatch.setattr(cases, "admit", lost)
+    with pytest.raises(OperationalError):
+        await cases.rerun(ALICE, old_id)
+    monkeypatch.setattr(cases, "admit", admit)
+    old = await store.load(old_id)
+    fresh = await store.load(old.superseded_by)  # both writes landed, together
+    again = await cases.rerun(ALICE, old_id)  # the retry finds the first one
+    assert again.kind == "conflict" and fresh.id in again.reason
+    assert await rows(engine, investigations) == 2

@@ -111,6 +111,13 @@ NOISE = {
 }
 
 
+def ident(name: str) -> str:
+    """One name across naming conventions: `volumetricDivisor`, `volumetric_divisor`,
+    `volumetric-divisor` and `VOLUMETRIC_DIVISOR` are the same setting to a config binder."""
+    plain = name.lower().replace("_", "").replace("-", "")
+    return plain or name.lower()
+
+
 def useful(term: str) -> bool:
     return len(term) > 2 and term.lower() not in NOISE
 
@@ -190,7 +197,7 @@ _FALLBACK = re.compile(
 
 
 _KEY_WRITTEN = re.compile(
-    r"""["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*(?::(?!:)|=>|=(?!=))\s*(\S{0,24})"""
+    r"""["']?([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)["']?\s*(?::(?!:)|=>|=(?!=))\s*(\S{0,24})"""
 )
 
 
@@ -2522,7 +2529,8 @@ def score_hunk(
         # `row.Scan(&p.ID, &p.Unit)`, `json.Unmarshal(b, &cfg)`: a pointer handed to a call
         # is written by it.
         written |= {n.lower() for n in _OUT_PARAM.findall(t)}
-    on_path = {n: d for n, d in sig.path_names.items() if n in written}
+    spelled = {ident(w) for w in written}
+    on_path = {n: d for n, d in sig.path_names.items() if ident(n) in spelled}
     if not on_path and not in_crash_file:
         on_path = made_there(sig, path, removed_names | added_names)
     # Above the crash in its function, a line that binds the value a division divides by

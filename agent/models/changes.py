@@ -503,6 +503,9 @@ _FILTER = re.compile(r"\b(filter|where|select|reject|if|grep|find_all|takeWhile|
 
 
 DROPS_GUARD = "drops a guard for a missing value"
+REFILTERS = "changes a filter, so a lookup can now find nothing"
+REBOUNDS = "changes an index or a bound"
+EMPTIED = "changes a filter or a condition, so what it returns can now be empty"
 _WORD = re.compile(r"[A-Za-z_$][\w$]*")
 
 
@@ -621,13 +624,13 @@ def fits_kind(
         and (comparisons(before) != comparisons(after) or _strings(before) != _strings(after))
     )
     if "null" in kinds and refiltered:
-        return "changes a filter, so a lookup can now find nothing"
+        return REFILTERS
     if "index" in kinds and (
         _BOUND.findall(before) != _BOUND.findall(after)
         or comparisons(before) != comparisons(after)
         or positions(before) != positions(after)
     ):
-        return "changes an index or a bound"
+        return REBOUNDS
     if (
         "zero" in kinds
         and re.search(r"\bmax\(|\bor\s+1\b|\|\|\s*1\b|\?:\s*1\b", before)
@@ -2664,7 +2667,7 @@ def score_hunk(
         if relevant
         else None
     )
-    if fit == "changes an index or a bound" and not hunk.get("old_start") and not removed:
+    if fit == REBOUNDS and not hunk.get("old_start") and not removed:
         fit = None  # a new file: it bounds nothing that ran before, whatever it compares
     fit = fit or (value_fit if rewritten else None)
     if gone and "key" in sig.kinds:
@@ -2859,10 +2862,13 @@ def score_hunk(
     ):
         line, text = converts  # where the value is now converted or formatted otherwise
     elif made is not None and (inside := body_lines(hunk, made[0].name)):
-        # In the function that returns the failing value: the line with the failure's
-        # words if it is one of its lines, else its first changed line.
+        # In the function that returns the failing value: the line that does what makes it
+        # fail, else the line with the failure's words, else its first changed line.
         picked = suspect_line(hunk, sig.exc_terms | sig.code_terms, called, start)
-        line, text = picked if picked[0] in dict(inside) else inside[0]
+        reads = set(made[0].reads) | set(sig.path_names)
+        line, text = telling_line(inside, removed, made[1], reads) or (
+            picked if picked[0] in dict(inside) else inside[0]
+        )
     elif binds is not None:
         line, text = binds  # where the value the crash dereferences is now bound
     elif replacing is not None and gone | named:
@@ -3501,8 +3507,12 @@ _STATEMENT = re.compile(
 
 
 def header_names(text: str) -> set[str]:
-    """The functions a line defines, if it is a definition and not a statement."""
-    return set() if _STATEMENT.match(text) or _ASSIGNED.match(text) else definitions(text)
+    """The functions a line defines, if it is a definition and not a statement. The line that
+    closes a parameter list spread over lines (`): List<Slot> = withContext(IO) {`) ends the
+    header above it and defines nothing."""
+    if _STATEMENT.match(text) or _ASSIGNED.match(text) or text.lstrip().startswith(")"):
+        return set()
+    return definitions(text)
 
 
 def changed_in(hunk: dict[str, Any], name: str) -> tuple[list[str], list[str]]:
@@ -3587,7 +3597,12 @@ def emptied(removed: list[str], added: list[str]) -> bool:
         or comparisons(before) != comparisons(after)
         or _strings(before) != _strings(after)
         or re.findall(r"\b\d+\b", before) != re.findall(r"\b\d+\b", after)
+        # A condition joined to the filter's (`!it.cancelled && it.kind in kinds`).
+        or len(_JOINED.findall(after)) > len(_JOINED.findall(before))
     )
+
+
+_JOINED = re.compile(r"&&|\|\||\band\b|\bor\b|\b(?:not\s+)?in\b")
 
 
 _KEY_STRING = re.compile(r"""(["'`])[^"'`]*\1\s*(?::(?!:)|=>|\bto\b)|\[\s*(["'`])[^"'`]*\2\s*\]""")
@@ -3671,7 +3686,7 @@ def returned_value(sig: Signals, path: str, hunk: dict[str, Any]) -> tuple[Calle
         if why is None and ("null" in kinds or EMPTY.search(exc)) and narrows(removed, added):
             why = NARROWS
         if why is None and EMPTY.search(exc) and emptied(removed, added):
-            why = "changes a filter or a condition, so what it returns can now be empty"
+            why = EMPTIED
         # What it returns is the text that fails to parse: other characters replaced or kept,
         # another pattern or layout, change what the parser gets.
         if why is None and "format" in sig.kinds and literals(removed) != literals(added):
@@ -3795,6 +3810,42 @@ def falls_off(hunk: dict[str, Any], name: str, path: str) -> tuple[int, str] | N
         return level[first][0], level[first][1].strip()
     n, c = chain[-1] if _BRANCH.match(chain[-1][1]) else level[first]
     return n, c.strip()
+
+
+def telling_line(
+    inside: list[tuple[int, str]], removed: list[str], why: str, reads: set[str]
+) -> tuple[int, str] | None:
+    """Of the lines a function that returns the failing value now has, the one that does what
+    `why` says: the `return null` it gained, the filter or condition it changed, the line
+    that computes the position the failing code reads with; None when no line says more
+    than the others."""
+    was = {squash(code_of(t)) for t in removed}
+    changed = [(n, t) for n, t in inside if squash(code_of(t)) not in was]
+    if why == FALLS_OFF:
+        return None
+    if "null" in why:
+        return next(((n, t) for n, t in changed if NULL_LITERAL.search(code_of(t))), None)
+    if why in (NARROWS, EMPTIED, REFILTERS):
+        conditions = re.compile(r"(?i)\b(?:where|and|having|join)\b")
+        return next(
+            (
+                (n, t)
+                for n, t in changed
+                if _FILTER.search(code_of(t)) or conditions.search(code_of(t))
+            ),
+            None,
+        )
+    if why == REBOUNDS:
+        # The line that sets what the failing code reads (`offset = (page - 1) * limit`).
+        return next(
+            (
+                (n, t)
+                for n, t in changed
+                if (a := assignment(code_of(t).strip())) is not None and a[0] & reads
+            ),
+            None,
+        )
+    return None
 
 
 def narrowing_line(hunk: dict[str, Any]) -> tuple[int, str] | None:

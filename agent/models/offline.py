@@ -692,6 +692,13 @@ class Analysis:
             ),
             None,
         )
+        # Any other commit that close behind, fitting or not: the lead is not clear.
+        close = self.runner_up is not None and self.runner_up.score >= 0.6 * c.score
+        if close and margin >= 4 and contender is None:
+            down.append(
+                f"{self.runner_up.path} (commit {self.runner_up.sha[:7]}) is not far behind, "
+                f"{second:.1f} against {c.score:.1f}"
+            )
         if contender is not None:
             down.append(
                 f"{contender.path} (commit {contender.sha[:7]}) explains it too, "
@@ -721,6 +728,7 @@ class Analysis:
             and margin >= 4
             and c.score >= 10
             and not contender
+            and not close
             and size <= LARGE_HUNK
             and not beside
             and spread < 3

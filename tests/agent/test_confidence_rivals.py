@@ -39,8 +39,19 @@ def test_another_commit_that_fits_not_far_behind_is_not_high():
     close = change("loader", "app/loaders.ts", 14.0)
     level, _, lowered = analysis(written, close).confidence()
     assert level == "medium" and any("explains it too" in d for d in lowered)
+    far = change("loader", "app/loaders.ts", 12.0)
+    assert analysis(written, far).confidence()[0] == "high"
+
+
+def test_another_commit_close_behind_is_not_high_even_when_it_fits_no_known_way():
+    """Its score is made of other evidence (the data path, the stack, the words of the
+    exception): at 0.6 of the winner's or more, the winner does not clearly win."""
+    written = change("tidy", "app/comments.ts", 22.0, on_crash_line=True, blamed=True)
     unfit = change("loader", "app/loaders.ts", 14.0, fits=False)
-    assert analysis(written, unfit).confidence()[0] == "high"
+    level, _, lowered = analysis(written, unfit).confidence()
+    assert level == "medium" and any("not far behind" in d for d in lowered), lowered
+    behind = change("loader", "app/loaders.ts", 12.0, fits=False)
+    assert analysis(written, behind).confidence()[0] == "high"
 
 
 def test_a_winner_that_rewrites_many_lines_is_not_high():

@@ -2508,6 +2508,7 @@ def score_hunk(
             ),
             None,
         )
+        or keys_listed(added, shaped)
         if (shaped or rewritten) and not in_crash_file
         else None
     )
@@ -2812,7 +2813,18 @@ def score_hunk(
         for n, t in hunk.get("removed") or []
         if any(mentions_literal(lit, str(t)) for lit in sig.literals if useful(lit))
     ]
-    replacing = replaced_by(named_at[0], places, added) if named_at and added else None
+    # An added line that still names it (the key now listed, not written `key: value`) says
+    # more than the line that happens to stand where it was.
+    naming = [
+        (n, t)
+        for n, t in added
+        if any(mentions_literal(lit, code_of(t)) for lit in sig.literals if useful(lit))
+    ]
+    replacing = (
+        keys_listed(naming, shaped) or replaced_by(named_at[0], places, added)
+        if named_at and added
+        else None
+    )
     moved = bound_line(added, removed, crash_code, crash.line) if in_crash_file else None
     # The test that bounds the index, above the crash line: the one this hunk wrote, else the
     # crash line of the release when this hunk left it to another commit.
@@ -3810,6 +3822,17 @@ def falls_off(hunk: dict[str, Any], name: str, path: str) -> tuple[int, str] | N
         return level[first][0], level[first][1].strip()
     n, c = chain[-1] if _BRANCH.match(chain[-1][1]) else level[first]
     return n, c.strip()
+
+
+def keys_listed(added: list[tuple[int, str]], keys: set[str]) -> tuple[int, str] | None:
+    """The added line that names most of the keys, when none writes them as `key: value`:
+    a list of fields to keep (`as_json(only: %w[id amount_cents currency])`, `pick(...)`,
+    `@JsonIncludeProperties({...})`) builds the data with exactly those keys."""
+    if len(keys) < 2:
+        return None
+    named = [(len(names_of(code_of(t)) & keys), -i, (n, t)) for i, (n, t) in enumerate(added)]
+    count, _, line = max(named, default=(0, 0, None))
+    return line if count >= 2 else None
 
 
 def telling_line(

@@ -405,6 +405,7 @@ class Change:
     quotes: bool = False  # it now writes the value the exception quotes
     tidied: bool = False  # it rewrote the crash line to compute the same
     ran_before: bool = False  # the release before the running one held it, without these errors
+    defines: bool = False  # it removes the missing name from the type the exception names
 
 
 # Exception kinds, by type and message, in every language's words. A change "fits" the
@@ -1973,6 +1974,14 @@ def rank(
             renamer.reasons.append(f"the same commit also changed {top.path}, for the rename")
             renamer.score = top.score + 1
             top = renamer
+        definer = next((h for h in hunks[1:] if h.defines and not top.defines), None)
+        if definer is not None and definer.score >= 0.5 * top.score:
+            # The message names the type the name was missing from (`No enum constant
+            # ParcelStatus.AWAITING_COLLECTION`): where the commit removed it from that type
+            # is the change; its other files only follow it to the new name.
+            definer.reasons.append(f"the same commit also changed {top.path}, to follow it")
+            definer.score = top.score + 1
+            top = definer
         quoting = next((h for h in hunks[1:] if h.quotes and not top.quotes), None)
         if quoting is not None:
             # Where the commit writes the very value the exception quotes is where the bad
@@ -2973,6 +2982,10 @@ def score_hunk(
         rewrote=bool(in_crash_file and introduced) and rewritten_statement(crash_code, removed),
         returns=made[0].name if made is not None else "",
         stale=bool(stale),
+        defines=bool(gone)
+        and "key" in sig.kinds
+        and re.search(rf"(?<![\w$]){re.escape(PurePosixPath(path).stem)}(?![\w$])", crash.exc_value)
+        is not None,
         quotes=quoted is not None,
         tidied=tidied,
     )

@@ -60,3 +60,45 @@ def test_the_enum_constant_the_message_says_is_missing_was_renamed_where_it_is_d
     ranked = rank(c, history)
     assert ranked[0].sha == "enum", [(x.sha, x.score, x.reasons) for x in ranked]
     assert ranked[0].fits
+
+
+def test_of_one_commit_the_type_the_message_names_is_where_the_name_went():
+    """A rename in a shared enum, followed by its users in the same commit: the users only
+    follow it; the type the message says the constant is missing from lost it."""
+    enum_path = "events/src/main/kotlin/shop/events/ParcelStatus.kt"
+    user_path = "tracking/src/main/kotlin/shop/tracking/ReminderScheduler.kt"
+    source = [
+        "package shop.notifier",
+        "",
+        "object Templates {",
+        "    fun forStatus(wire: String): String {",
+        "        val status = ParcelStatus.valueOf(wire)",
+        "        return TEXTS.getValue(status)",
+        "    }",
+        "}",
+    ]
+    c = crash(
+        path="notifier/src/main/kotlin/shop/notifier/Templates.kt",
+        line=5,
+        function="shop.notifier.Templates.forStatus",
+        exc_type="IllegalArgumentException",
+        exc_value="No enum constant shop.events.ParcelStatus.AWAITING_COLLECTION",
+        code=source[4].strip(),
+        nearby=source[3:5],
+        source=source,
+        stack=[],
+    )
+    enum = hunk(
+        5,
+        [(5, "    READY_FOR_PICKUP,")],
+        [(5, "    AWAITING_COLLECTION,")],
+    )
+    user = hunk(
+        23,
+        [(23, "        val status = ParcelStatus.READY_FOR_PICKUP.name")],
+        [(23, "        val status = ParcelStatus.AWAITING_COLLECTION.name")],
+    )
+    user["function"] = "fun schedule(parcel: Parcel) {"
+    history = [commit("rename", "2026-11-27T15:45:00Z", (user_path, [user]), (enum_path, [enum]))]
+    ranked = rank(c, history)
+    assert ranked[0].path == enum_path, [(x.path, x.score, x.reasons) for x in ranked]

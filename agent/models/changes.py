@@ -3848,6 +3848,9 @@ def keys_listed(added: list[tuple[int, str]], keys: set[str]) -> tuple[int, str]
     return line if count >= 2 else None
 
 
+_CONDITIONS = re.compile(r"(?i)\b(?:where|and|having|join)\b")
+
+
 def telling_line(
     inside: list[tuple[int, str]], removed: list[str], why: str, reads: set[str]
 ) -> tuple[int, str] | None:
@@ -3857,17 +3860,14 @@ def telling_line(
     than the others."""
     was = {squash(code_of(t)) for t in removed}
     changed = [(n, t) for n, t in inside if squash(code_of(t)) not in was]
-    if why == FALLS_OFF:
-        return None
     if "null" in why:
         return next(((n, t) for n, t in changed if NULL_LITERAL.search(code_of(t))), None)
     if why in (NARROWS, EMPTIED, REFILTERS):
-        conditions = re.compile(r"(?i)\b(?:where|and|having|join)\b")
         return next(
             (
                 (n, t)
                 for n, t in changed
-                if _FILTER.search(code_of(t)) or conditions.search(code_of(t))
+                if _FILTER.search(code_of(t)) or _CONDITIONS.search(code_of(t))
             ),
             None,
         )

@@ -112,6 +112,9 @@ def _context(raw: Mapping[str, Any], lineno: int | None) -> list[tuple[int, str]
 
 def _frame(raw: Mapping[str, Any], platform: str | None) -> Frame:
     lineno = _int(_get(raw, "lineNo", "lineno"))
+    if lineno is not None and lineno < 1:
+        # The JVM marks a generated proxy's line -1 and a native method's -2: no line at all.
+        lineno = None
     context = _context(raw, lineno)
     context_line = next((text for number, text in context if number == lineno), None)
     if context_line is None:

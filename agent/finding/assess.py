@@ -46,7 +46,9 @@ def affected(
         add(Location(path=s.path, line_start=s.line_start, line_end=s.line_end, role="fault",
                      commit=s.commit, function=function_of(located, stack, s)))  # fmt: skip
     for i, (frame, p) in enumerate(stack[:MAX_STACK]):
-        line = frame.lineno or 1
+        line = frame.lineno
+        if line is None:
+            continue  # a frame without a line names no place to look
         add(Location(path=p, line_start=line, line_end=line, role="crash" if i == 0 else "stack",
                      function=frame.function))  # fmt: skip
     if located is not None:

@@ -631,3 +631,11 @@ def test_a_php_argument_error_is_followed_to_the_call_that_passed_the_argument()
     plain = "Calculadora::bultos(): Argument #2 ($maximoKg) must be of type float, null given"
     found = crash_frame(exceptions(event([exc("TypeError", plain, frames)], "php")), files)
     assert found is not None and found[1].lineno == 39
+
+
+@pytest.mark.parametrize("lineno", [-1, -2, 0])
+def test_a_line_the_sdk_marks_unknown_is_no_line(lineno: int) -> None:
+    # The Java SDK sends -1 for a generated proxy's frame and -2 for a native method.
+    frame = {"filename": "Proxy.java", "function": "invoke", "lineNo": lineno, "inApp": True}
+    excs = exceptions(event([exc("java.lang.NullPointerException", "x", [frame])], "java"))
+    assert excs[0].frames[0].lineno is None

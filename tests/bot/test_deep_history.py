@@ -13,12 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.budget import Limits
-from agent.domain import Investigation
-from bot.cli import run
-from bot.runtime import git_server
 from recorded.build import build_scenario
-from recorded.scenario import clone, load_scenario
+from tests.bot.offline import investigate
 
 RECIPE = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "python-flask-default-arg"
 SHA = re.compile(r"\{\{sha(7?):(\d+)\}\}")
@@ -63,19 +59,6 @@ def busier(recipe: Path, out: Path, after: int, count: int) -> Path:
     for path in [out / "scenario.json", out / "expected.json", *(out / "sentry").rglob("*.json")]:
         path.write_text(SHA.sub(renumber, path.read_text()))
     return out
-
-
-async def investigate(folder: Path) -> dict:
-    git = git_server()
-    await git.start()
-    try:
-        scenario = load_scenario(folder)
-        inv = Investigation.open(scenario.question, scenario.scope)
-        repo = await clone(scenario, folder / "clone")
-        url = f"sqlite+aiosqlite:///{folder / 'run.db'}"
-        return await run(scenario, repo, inv, url, Limits(), as_json=True, git=git)
-    finally:
-        await git.aclose()
 
 
 @pytest.mark.parametrize("count", [0, 30])

@@ -4,27 +4,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from agent.budget import Limits
-from agent.domain import Investigation
-from bot.cli import run
-from bot.runtime import git_server
 from recorded.build import build_scenario
-from recorded.scenario import clone, load_scenario
+from tests.bot.offline import investigate
 
 RECIPE = Path(__file__).resolve().parents[1] / "fixtures/scenarios/java-spring-caller-passes-null"
-
-
-async def investigate(folder: Path, tmp: Path) -> dict:
-    git = git_server()
-    await git.start()
-    try:
-        scenario = load_scenario(folder)
-        inv = Investigation.open(scenario.question, scenario.scope)
-        repo = await clone(scenario, tmp / "clone")
-        url = f"sqlite+aiosqlite:///{tmp / 'run.db'}"
-        return await run(scenario, repo, inv, url, Limits(), as_json=True, git=git)
-    finally:
-        await git.aclose()
 
 
 def test_a_generated_frame_marked_line_minus_one_still_finds_the_fault(tmp_path):
@@ -45,7 +28,7 @@ def test_a_generated_frame_marked_line_minus_one_still_finds_the_fault(tmp_path)
     assert marked, "the recipe no longer has a generated in-app frame to mark"
     path.write_text(json.dumps(events))
 
-    doc = asyncio.run(investigate(folder, tmp_path))
+    doc = asyncio.run(investigate(folder))
 
     assert doc["status"] == "COMPLETED"
     suspect = doc["diagnosis"]["suspect"]
